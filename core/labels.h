@@ -1,0 +1,124 @@
+#pragma once
+// Label and field selectors with the semantics of k8s.io/apimachinery/pkg/labels
+// and pkg/fields, and node selector terms of core/v1 NodeSelector.
+//
+//   LabelSelector::Parse("a=b,c!=d,e in (x,y),!f,g")      string form
+//   LabelSelector::FromParts(matchLabels, matchExpressions) metav1.LabelSelector
+//   NodeSelector / NodeSelectorTerm                        In/NotIn/Exists/DoesNotExist/Gt/Lt
+//   FieldSelector::Parse("metadata.name=x,spec.nodeName!=") =, ==, !=
+//
+// Errors are kInvalid and name the offending part of the input.
+// Thread-safety: value types; Matches() is const and allocation-free.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace copse {
+
+using Labels = std::map<std::string, std::string, std::less<>>;
+
+enum class SelectorOp : uint8_t {
+  kEquals,        // "=" / "==" (string form), single value
+  kNotEquals,     // "!=" (string form): matches when the key is absent too
+  kIn,
+  kNotIn,         // matches when the key is absent too
+  kExists,
+  kDoesNotExist,
+  kGt,            // node selectors only: value parsed as int64
+  kLt,
+};
+
+// "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt" (case-sensitive, as in the API).
+Result<SelectorOp> ParseSelectorOp(std::string_view op);
+std::string_view SelectorOpName(SelectorOp op) noexcept;
+
+struct Requirement {
+  std::string key;
+  SelectorOp op = SelectorOp::kExists;
+  std::vector<std::string> values;  // sorted for In/NotIn after validation
+
+  bool Matches(const Labels& labels) const noexcept;
+  bool operator==(const Requirement&) const = default;
+};
+
+// Validates a label key (optional DNS-subdomain prefix + "/" + name of at most
+// 63 chars) and value (at most 63 chars, alphanumerics and -_. inside).
+Status ValidateLabelKey(std::string_view key);
+Status ValidateLabelValue(std::string_view value);
+
+class LabelSelector {
+ public:
+  // The empty selector: matches everything.
+  LabelSelector() = default;
+  // A selector that matches nothing (a nil metav1.LabelSelector in some contexts).
+  static LabelSelector Nothing();
+
+  static Result<LabelSelector> Parse(std::string_view text);
+  // matchLabels + matchExpressions; validates ops/values like the API server
+  // (In/NotIn need values, Exists/DoesNotExist must have none, Gt/Lt rejected).
+  static Result<LabelSelector> FromParts(const Labels& match_labels,
+                                         std::vector<Requirement> match_expressions);
+
+  bool Matches(const Labels& labels) const noexcept;
+  bool Empty() const noexcept { return !nothing_ && requirements_.empty(); }
+  bool MatchesNothing() const noexcept { return nothing_; }
+  const std::vector<Requirement>& requirements() const noexcept { return requirements_; }
+  // Canonical string form, requirements sorted by key ("a=b,c!=d,e in (x,y),!f").
+  std::string ToString() const;
+
+  bool operator==(const LabelSelector&) const = default;
+
+ private:
+  std::vector<Requirement> requirements_;  // sorted by key
+  bool nothing_ = false;
+};
+
+// core/v1 NodeSelectorTerm: matchExpressions over node labels AND matchFields
+// (only "metadata.name" is a valid field). An empty term matches nothing.
+struct NodeSelectorTerm {
+  std::vector<Requirement> match_expressions;
+  std::vector<Requirement> match_fields;
+
+  bool Matches(const Labels& node_labels, std::string_view node_name) const noexcept;
+  // Validates ops and values (Gt/Lt need exactly one integer value, ...); errors
+  // name the path, e.g. "matchExpressions[1].values".
+  Status Validate() const;
+  bool operator==(const NodeSelectorTerm&) const = default;
+};
+
+// core/v1 NodeSelector: terms are ORed. No terms matches nothing.
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> terms;
+  bool Matches(const Labels& node_labels, std::string_view node_name) const noexcept;
+  bool operator==(const NodeSelector&) const = default;
+};
+
+// Field selectors: "metadata.name=x,spec.nodeName!=,status.phase==Running".
+class FieldSelector {
+ public:
+  struct Term {
+    std::string field;
+    bool negated = false;  // "!="
+    std::string value;
+    bool operator==(const Term&) const = default;
+  };
+  FieldSelector() = default;  // matches everything
+  static Result<FieldSelector> Parse(std::string_view text);
+  // `get` returns the field's value for an object, or nullopt if the field is unknown.
+  bool Matches(const std::function<std::optional<std::string>(std::string_view field)>& get) const;
+  const std::vector<Term>& terms() const noexcept { return terms_; }
+  bool Empty() const noexcept { return terms_.empty(); }
+  std::string ToString() const;
+
+ private:
+  std::vector<Term> terms_;
+};
+
+}  // namespace copse
