@@ -4,7 +4,8 @@ set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build ccache pkg-config
   libboost1.81-dev libtbb-dev nlohmann-json3-dev libsimdjson-dev
-  libssl-dev openssl libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libboost-program-options1.81-dev libssl-dev openssl libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
   curl
 )
 missing=()

@@ -1,0 +1,40 @@
+// The copse binary: one executable, one subcommand per mode (DESIGN.md "Commands").
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "scheduler/commands.h"
+
+namespace {
+
+void PrintUsage(std::FILE* out) {
+  std::fprintf(out,
+               "copse: a Kubernetes gang scheduler\n\n"
+               "usage: copse <command> [flags]\n\n"
+               "commands:\n");
+  for (const auto& cmd : copse::scheduler::Commands()) {
+    std::fprintf(out, "  %-8s %s\n", std::string(cmd.name).c_str(),
+                 std::string(cmd.summary).c_str());
+  }
+  std::fprintf(out, "\nRun 'copse <command> --help' for the flags of a command.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(stderr);
+    return 2;
+  }
+  const std::string_view name = argv[1];
+  if (name == "help" || name == "--help" || name == "-h") {
+    PrintUsage(stdout);
+    return 0;
+  }
+  for (const auto& cmd : copse::scheduler::Commands()) {
+    if (cmd.name == name) return cmd.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "copse: unknown command \"%s\"\n\n", argv[1]);
+  PrintUsage(stderr);
+  return 2;
+}
