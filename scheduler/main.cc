@@ -1,6 +1,7 @@
 // The copse binary: one executable, one subcommand per mode (DESIGN.md "Commands").
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "scheduler/commands.h"
