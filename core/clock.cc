@@ -1,5 +1,6 @@
 #include "core/clock.h"
 
+#include <cstdio>
 #include <ctime>
 #include <string>
 
@@ -36,7 +37,8 @@ void FakeClock::WaitUntil(TimePoint t) const {
 
 namespace {
 std::string Format(std::chrono::system_clock::time_point t, bool micro) {
-  const auto secs = std::chrono::time_point_cast<std::chrono::seconds>(t);
+  // floor, not time_point_cast: before 1970 the fraction must stay positive.
+  const auto secs = std::chrono::floor<std::chrono::seconds>(t);
   const std::time_t tt = std::chrono::system_clock::to_time_t(secs);
   std::tm tm{};
   gmtime_r(&tt, &tm);
@@ -45,7 +47,7 @@ std::string Format(std::chrono::system_clock::time_point t, bool micro) {
   std::string out(buf, n);
   if (micro) {
     const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t - secs).count();
-    char frac[16];
+    char frac[32];
     std::snprintf(frac, sizeof(frac), ".%06lld", static_cast<long long>(us));
     out += frac;
   }

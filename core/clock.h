@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 
 namespace copse {
 
@@ -37,8 +38,9 @@ class RealClock final : public Clock {
 // Time moves only when a test says so. Wall time moves together with Now().
 class FakeClock final : public Clock {
  public:
-  explicit FakeClock(std::chrono::system_clock::time_point wall_start =
-                         std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)));
+  explicit FakeClock(
+      std::chrono::system_clock::time_point wall_start =
+          std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)));
 
   TimePoint Now() const noexcept override;
   std::chrono::system_clock::time_point WallNow() const noexcept override;

@@ -37,8 +37,10 @@ struct StoreOptions {
 
 // Creates a Store with every built-in resource registered (core/v1 pods,
 // nodes, namespaces, services, events, ...; events.k8s.io, coordination,
-// scheduling, policy, apiextensions), the "default", "kube-system" and
-// "kube-public" namespaces and the "default" PriorityClass-free state.
+// scheduling, policy, apiextensions), the "default", "kube-system",
+// "kube-public" and "kube-node-lease" namespaces, and upstream's two system
+// PriorityClasses (system-node-critical, system-cluster-critical) with no
+// global default. See kube/apiserver/store.h for the Store itself.
 std::shared_ptr<Store> NewStore(StoreOptions options = {});
 
 struct Options {
@@ -54,6 +56,8 @@ struct Options {
   // Test flag: fraction of pods/binding requests that fail with a 500.
   double bind_failure_rate = 0.0;
   uint64_t seed = 1;
+  // Watches with allowWatchBookmarks=true get a BOOKMARK this often.
+  std::chrono::milliseconds bookmark_interval{5000};
 };
 
 class ApiServer {

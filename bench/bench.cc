@@ -1,0 +1,130 @@
+#include "bench/bench.h"
+
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace copse::bench {
+
+std::span<const Scenario> Scenarios() {
+  static const std::array<Scenario, 1> kScenarios{{
+      {"apiserver",
+       "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
+       &RunApiServerBench},
+  }};
+  return kScenarios;
+}
+
+namespace {
+int64_t ReadStatusKb(std::string_view key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size(), key) == 0 && line.size() > key.size() &&
+        line[key.size()] == ':') {
+      return std::atoll(line.c_str() + key.size() + 1);
+    }
+  }
+  return 0;
+}
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+int64_t PeakRssBytes() { return ReadStatusKb("VmHWM") * 1024; }
+int64_t CurrentRssBytes() { return ReadStatusKb("VmRSS") * 1024; }
+
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+double PercentileMs(std::vector<int64_t>& samples, double p) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  size_t idx = static_cast<size_t>(p / 100.0 * static_cast<double>(samples.size() - 1) + 0.5);
+  idx = std::min(idx, samples.size() - 1);
+  return static_cast<double>(samples[idx]) / 1e6;
+}
+
+void Progress::Update(std::string_view phase, int64_t done, int64_t total) {
+  if (quiet_) return;
+  const int64_t now = NowNs();
+  if (done != total && now - last_print_ns_ < 250'000'000) return;
+  last_print_ns_ = now;
+  std::fprintf(stderr, "\r  %-10.*s %9lld / %lld", static_cast<int>(phase.size()), phase.data(),
+               static_cast<long long>(done), static_cast<long long>(total));
+  std::fflush(stderr);
+}
+
+void Progress::Done(std::string_view phase, int64_t total, double seconds) {
+  if (quiet_) return;
+  std::fprintf(stderr, "\r  %-10.*s %9lld in %.2f s (%.0f/s)\n", static_cast<int>(phase.size()),
+               phase.data(), static_cast<long long>(total), seconds,
+               seconds > 0 ? static_cast<double>(total) / seconds : 0.0);
+  last_print_ns_ = 0;
+}
+
+std::string FormatTable(const BenchResult& r) {
+  std::ostringstream out;
+  char line[160];
+  auto row = [&](std::string_view name, const std::string& value) {
+    std::snprintf(line, sizeof(line), "  %-28.*s %s\n", static_cast<int>(name.size()), name.data(),
+                  value.c_str());
+    out << line;
+  };
+  auto num = [](double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+    return std::string(buf);
+  };
+  out << "scenario " << r.scenario << "\n";
+  row("nodes", std::to_string(r.nodes));
+  row("pods", std::to_string(r.pods));
+  row("pods/s", num(r.pods_per_second, 0));
+  row("p50 latency (ms)", num(r.p50_ms, 3));
+  row("p99 latency (ms)", num(r.p99_ms, 3));
+  row("scheduler CPU (s)", num(r.scheduler_cpu_seconds, 3));
+  row("peak RSS (MiB)", num(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0), 1));
+  for (const auto& [name, value] : r.extras) row(name, num(value, value < 100 ? 3 : 0));
+  for (const auto& [name, met] : r.targets) row("target " + name, met ? "met" : "MISSED");
+  return out.str();
+}
+
+std::string ToJson(const BenchResult& r) {
+  nlohmann::json j{{"scenario", r.scenario},
+                   {"nodes", r.nodes},
+                   {"pods", r.pods},
+                   {"pods_per_second", r.pods_per_second},
+                   {"p50_ms", r.p50_ms},
+                   {"p99_ms", r.p99_ms},
+                   {"scheduler_cpu_seconds", r.scheduler_cpu_seconds},
+                   {"peak_rss_bytes", r.peak_rss_bytes}};
+  for (const auto& [name, value] : r.extras) j[name] = value;
+  nlohmann::json targets = nlohmann::json::object();
+  for (const auto& [name, met] : r.targets) targets[name] = met;
+  j["targets_met"] = targets;
+  return j.dump(2);
+}
+
+}  // namespace copse::bench

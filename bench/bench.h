@@ -1,0 +1,81 @@
+#pragma once
+// Benchmark scenarios of `copse bench` (DESIGN.md "Commands"): each builds a
+// synthetic cluster, drives a workload through the real HTTP path, and
+// returns its figures. Scenarios are registered explicitly in Scenarios().
+//
+// Results carry the fields every scenario reports (scenario, nodes, pods,
+// pods_per_second, p50_ms, p99_ms, scheduler_cpu_seconds, peak_rss_bytes)
+// plus named extras (e.g. creates_per_second, gang_attempt_ms).
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace copse::bench {
+
+struct BenchOptions {
+  int64_t pods = 0;   // 0: the scenario's default
+  int64_t nodes = 0;  // 0: the scenario's default
+  bool tls = false;   // talk HTTPS instead of plain HTTP on loopback
+  bool quiet = false; // no progress lines
+};
+
+struct BenchResult {
+  std::string scenario;
+  int64_t nodes = 0;
+  int64_t pods = 0;
+  double pods_per_second = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double scheduler_cpu_seconds = 0;
+  int64_t peak_rss_bytes = 0;
+  // Scenario-specific figures, printed and written in this (name) order.
+  std::map<std::string, double> extras;
+  // Target checks: name -> whether the measured figure met its target.
+  std::map<std::string, bool> targets;
+};
+
+// Progress reporting: scenarios call it for each phase; it prints a line at
+// most every 250 ms unless quiet.
+class Progress {
+ public:
+  explicit Progress(bool quiet) : quiet_(quiet) {}
+  void Update(std::string_view phase, int64_t done, int64_t total);
+  void Done(std::string_view phase, int64_t total, double seconds);
+
+ private:
+  bool quiet_;
+  int64_t last_print_ns_ = 0;
+};
+
+struct Scenario {
+  std::string_view name;
+  std::string_view summary;
+  std::function<Result<BenchResult>(const BenchOptions&, Progress&)> run;
+};
+
+std::span<const Scenario> Scenarios();
+
+// Process figures.
+int64_t PeakRssBytes();      // VmHWM
+int64_t CurrentRssBytes();   // VmRSS
+double ProcessCpuSeconds();  // user + system
+double ThreadCpuSeconds();   // the calling thread's user + system
+
+// Latency percentiles (ms) over samples in nanoseconds; sorts `samples`.
+double PercentileMs(std::vector<int64_t>& samples, double p);
+
+// The table `copse bench` prints and the JSON it writes.
+std::string FormatTable(const BenchResult& result);
+std::string ToJson(const BenchResult& result);
+
+// Scenario implementations (one file each).
+Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& progress);
+
+}  // namespace copse::bench

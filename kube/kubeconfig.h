@@ -1,0 +1,106 @@
+#pragma once
+// Where and how to reach an API server: the connection and credential part of
+// client-go's rest.Config, loaded from a kubeconfig (YAML) or from the
+// in-cluster service-account files, plus the client's transport tuning.
+//
+//   auto config = LoadKubeconfig(yaml_text);                 // current-context
+//   auto config = LoadKubeconfigFile("/path/kubeconfig", {.context = "prod"});
+//   auto config = LoadDefaultKubeconfig();                   // $KUBECONFIG or ~/.kube/config
+//   auto config = LoadInClusterConfig();                     // pod service account
+//
+// Supported kubeconfig fields: current-context; clusters[].cluster.{server,
+// certificate-authority, certificate-authority-data, insecure-skip-tls-verify,
+// tls-server-name}; users[].user.{token, tokenFile, client-certificate,
+// client-certificate-data, client-key, client-key-data, username, password};
+// contexts[].context.{cluster, user, namespace}. Relative file paths are
+// resolved against the kubeconfig's directory, as kubectl does. Credential
+// plugins (users[].user.exec, auth-provider) are rejected with kInvalid.
+//
+// Errors are kInvalid and name the field, e.g. `kubeconfig: context "x" not
+// found`, `users[0].user.client-key-data: invalid base64`; unreadable files
+// are kNotFound (missing) or kInvalid, naming the field and the path.
+//
+// Thread-safety: pure functions of their inputs (and the files they read).
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace copse::kube {
+
+struct ClientConfig {
+  // "https://host:port" or "http://host:port", optionally with a path prefix
+  // ("https://proxy/k8s/cluster1"). IPv6 hosts in brackets.
+  std::string server;
+
+  // TLS. An empty ca_pem with TLS verification on uses the system trust store.
+  std::string ca_pem;           // one or more PEM certificates
+  std::string client_cert_pem;  // client-certificate authentication (chain allowed)
+  std::string client_key_pem;
+  bool insecure_skip_tls_verify = false;
+  std::string tls_server_name;  // overrides SNI and the name the certificate must carry
+
+  // Authentication (at most one of token and username/password is used; a
+  // token wins). When token_file is set the token is read from it and re-read
+  // every token_file_refresh, as client-go does for rotated service-account tokens.
+  std::string token;
+  std::string token_file;
+  std::chrono::seconds token_file_refresh{60};
+  std::string username;
+  std::string password;
+
+  // The context's namespace ("default" when it names none).
+  std::string namespace_ = "default";
+
+  // Transport tuning (not from kubeconfig).
+  double qps = 0;        // client-side rate limit: requests per second; 0 = unlimited
+  int burst = 0;         // token-bucket depth; treated as 1 when qps > 0 and burst < 1
+  std::chrono::milliseconds timeout{30'000};  // default deadline of every request
+  size_t max_connections = 16;  // pooled keep-alive connections (watches not counted); 0 = unlimited
+  std::chrono::seconds idle_connection_timeout{60};  // idle pooled connections older than this are closed
+  std::string user_agent = "copse";
+};
+
+struct KubeconfigOptions {
+  std::string context;   // empty: current-context
+  std::string base_dir;  // relative paths resolve against it (LoadKubeconfigFile sets it)
+};
+
+// Parses kubeconfig YAML text and resolves the selected context.
+Result<ClientConfig> LoadKubeconfig(std::string_view yaml, const KubeconfigOptions& options = {});
+
+// Reads and parses a kubeconfig file; relative paths in it resolve against its directory.
+Result<ClientConfig> LoadKubeconfigFile(const std::string& path,
+                                        const KubeconfigOptions& options = {});
+
+// Environment lookup used by the loaders (default: std::getenv). Returns
+// nullopt for unset variables.
+using GetEnvFunction = std::function<std::optional<std::string>(const char* name)>;
+
+// $KUBECONFIG if set (for a colon-separated list, the first non-empty entry),
+// else $HOME/.kube/config.
+Result<ClientConfig> LoadDefaultKubeconfig(const KubeconfigOptions& options = {},
+                                           const GetEnvFunction& getenv = {});
+
+// The pod's service account: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
+// the token (re-read periodically, see ClientConfig::token_file), the CA and
+// the pod's namespace. Paths and the environment are injectable for tests.
+struct InClusterOptions {
+  std::string token_path = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+  std::string ca_path = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+  std::string namespace_path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+  GetEnvFunction getenv;  // default: std::getenv
+};
+Result<ClientConfig> LoadInClusterConfig(const InClusterOptions& options = {});
+
+// Standard base64 (RFC 4648, padding optional, whitespace ignored). Errors are
+// kInvalid "invalid base64".
+Result<std::string> DecodeBase64(std::string_view text);
+std::string EncodeBase64(std::string_view data);
+
+}  // namespace copse::kube

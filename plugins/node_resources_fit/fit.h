@@ -1,0 +1,87 @@
+#pragma once
+// NodeResourcesFit (PreFilter, Filter, PreScore, Score): a node fits when it
+// has a free pod slot and enough unrequested allocatable for every resource
+// the pod requests; scoring follows the configured strategy
+// (kube-scheduler noderesources.Fit, default weight 1, LeastAllocated on
+// cpu:1, memory:1).
+//
+// Algorithm:
+//   1. PreFilter: take the pod's effective requests (already including init
+//      containers, sidecars and overhead) and list the resources with a
+//      non-zero request, minus ignored extended resources / resource groups.
+//   2. Filter, per node, collecting every failure as one bit per resource:
+//      pods + 1 > allocatable pods -> "Too many pods";
+//      request > allocatable - requested -> "Insufficient <name>".
+//      Any bit -> Unschedulable with all reasons.
+//   3. PreScore: resolve the strategy's resources and the pod's requests
+//      (cpu/memory with per-container defaults for unset requests).
+//   4. Score: LeastAllocated, MostAllocated or RequestedToCapacityRatio over
+//      (allocatable, node requests + pod request) of those resources.
+//
+// Thread-safety: immutable after construction; per-cycle data in CycleState.
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+#include "plugins/framework/plugin.h"
+#include "plugins/framework/registry.h"
+#include "plugins/node_resources_fit/resource_allocation.h"
+
+namespace copse::plugins {
+
+inline constexpr std::string_view kNodeResourcesFitName = "NodeResourcesFit";
+
+enum class ScoringStrategyType : uint8_t {
+  kLeastAllocated,
+  kMostAllocated,
+  kRequestedToCapacityRatio
+};
+
+struct ScoringStrategy {
+  ScoringStrategyType type = ScoringStrategyType::kLeastAllocated;
+  std::vector<ResourceSpec> resources = {{"cpu", 1}, {"memory", 1}};
+  // RequestedToCapacityRatio only: utilization 0..100 ascending, score 0..10.
+  std::vector<UtilizationShapePoint> shape;
+};
+
+struct FitArgs {
+  std::vector<std::string> ignored_resources;        // extended resources not checked
+  std::vector<std::string> ignored_resource_groups;  // prefixes ("example.com") not checked
+  ScoringStrategy scoring_strategy;
+};
+
+class Fit final : public PreFilterPlugin,
+                  public FilterPlugin,
+                  public PreScorePlugin,
+                  public ScorePlugin {
+ public:
+  // detail: bit i set when resource id i is insufficient (bit kResourceIdPods: too many pods).
+  enum Reason : ReasonId { kReasonInsufficient = 1 };
+
+  // Validates like ValidateNodeResourcesFitArgs; errors name the field.
+  static Result<std::unique_ptr<Plugin>> Create(const PluginArgs* args);
+
+  std::string_view Name() const noexcept override { return kNodeResourcesFitName; }
+  Status PreFilter(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,
+                   PreFilterResult& result) const override;
+  void Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,
+              std::span<Status> out) const noexcept override;
+  Status PreScore(const PodInfo& pod, const Snapshot& snapshot, std::span<const NodeIndex> feasible,
+                  CycleState& state) const override;
+  Status Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
+               std::span<int64_t> out) const noexcept override;
+  void AppendReasons(const Status& status, const Snapshot& snapshot,
+                     std::vector<std::string>& out) const override;
+
+ private:
+  explicit Fit(FitArgs args);
+  bool Ignored(std::string_view resource_name) const noexcept;
+
+  FitArgs args_;
+  std::vector<UtilizationShapePoint> scaled_shape_;
+};
+
+}  // namespace copse::plugins

@@ -1,0 +1,267 @@
+// NodeResourcesFit and NodeResourcesBalancedAllocation, with scenarios ported
+// from kube-scheduler's fit_test.go, least/most_allocated_test.go,
+// requested_to_capacity_ratio_test.go and balanced_allocation_test.go.
+
+#include <gtest/gtest.h>
+
+#include "plugins/balanced_allocation/balanced_allocation.h"
+#include "plugins/node_resources_fit/fit.h"
+#include "plugins/node_resources_fit/resource_allocation.h"
+#include "tests/unit/plugins/test_util.h"
+
+namespace copse::plugins {
+namespace {
+
+using testing::Cluster;
+using testing::MakePlugin;
+using testing::PodBuilder;
+using testing::RunFilter;
+using testing::RunScore;
+
+// fit_test.go: node allocatable milliCPU 10, memory 20, pods 32,
+// example.com/aaa 5, hugepages-2Mi 5; an existing pod uses what `used` says.
+class FitFilterTest : public ::testing::Test {
+ protected:
+  void SetUpNode(testing::Res used, const char* pods = "32") {
+    cluster_.AddNode("node", {{"cpu", "10m"},
+                              {"memory", "20"},
+                              {"pods", pods},
+                              {"example.com/aaa", "5"},
+                              {"hugepages-2Mi", "5"}});
+    cluster_.AddPod("node", PodBuilder("existing").Requests(cluster_.names, used).Obj());
+  }
+  std::vector<std::string> Reasons(testing::Res request, FitArgs args = {}) {
+    std::any any_args = args;
+    auto plugin = MakePlugin(&Fit::Create, &any_args);
+    auto pod = PodBuilder("pod").Requests(cluster_.names, request).Obj();
+    testing::FilterRun run = RunFilter(*plugin, *pod, cluster_.snapshot());
+    EXPECT_TRUE(run.prefilter.IsSuccess());
+    if (!run.statuses[0].IsSuccess()) {
+      EXPECT_EQ(run.statuses[0].code, Code::kUnschedulable);
+    }
+    std::vector<std::string> r = run.reasons[0];
+    std::sort(r.begin(), r.end());
+    return r;
+  }
+  Cluster cluster_;
+};
+
+TEST_F(FitFilterTest, NoResourcesRequestedAlwaysFits) {
+  SetUpNode({{"cpu", "10m"}, {"memory", "20"}});
+  EXPECT_TRUE(Reasons({}).empty());
+}
+
+TEST_F(FitFilterTest, TooManyResourcesFailsWithEveryReason) {
+  SetUpNode({{"cpu", "10m"}, {"memory", "20"}});
+  EXPECT_EQ(Reasons({{"cpu", "1m"}, {"memory", "1"}}),
+            (std::vector<std::string>{"Insufficient cpu", "Insufficient memory"}));
+}
+
+TEST_F(FitFilterTest, BothResourcesFit) {
+  SetUpNode({{"cpu", "5m"}, {"memory", "5"}});
+  EXPECT_TRUE(Reasons({{"cpu", "1m"}, {"memory", "1"}}).empty());
+}
+
+TEST_F(FitFilterTest, OneResourceMemoryFits) {
+  SetUpNode({{"cpu", "9m"}, {"memory", "5"}});
+  EXPECT_EQ(Reasons({{"cpu", "2m"}, {"memory", "1"}}),
+            (std::vector<std::string>{"Insufficient cpu"}));
+}
+
+TEST_F(FitFilterTest, OneResourceCpuFits) {
+  SetUpNode({{"cpu", "5m"}, {"memory", "19"}});
+  EXPECT_EQ(Reasons({{"cpu", "1m"}, {"memory", "2"}}),
+            (std::vector<std::string>{"Insufficient memory"}));
+}
+
+TEST_F(FitFilterTest, EqualEdgeCase) {
+  SetUpNode({{"cpu", "5m"}, {"memory", "1"}});
+  EXPECT_TRUE(Reasons({{"cpu", "5m"}, {"memory", "19"}}).empty());
+}
+
+TEST_F(FitFilterTest, ExtendedResourceFitsAndIsEnforced) {
+  SetUpNode({{"example.com/aaa", "0"}});
+  EXPECT_TRUE(Reasons({{"example.com/aaa", "1"}}).empty());
+  EXPECT_TRUE(Reasons({{"example.com/aaa", "5"}}).empty());
+  EXPECT_EQ(Reasons({{"example.com/aaa", "10"}}),
+            (std::vector<std::string>{"Insufficient example.com/aaa"}));
+}
+
+TEST_F(FitFilterTest, ExtendedResourceAllocatableEnforcedWithExistingUse) {
+  SetUpNode({{"example.com/aaa", "5"}});
+  EXPECT_EQ(Reasons({{"example.com/aaa", "1"}}),
+            (std::vector<std::string>{"Insufficient example.com/aaa"}));
+}
+
+TEST_F(FitFilterTest, UnknownExtendedResourceIsInsufficient) {
+  SetUpNode({});
+  EXPECT_EQ(Reasons({{"example.com/bbb", "1"}}),
+            (std::vector<std::string>{"Insufficient example.com/bbb"}));
+}
+
+TEST_F(FitFilterTest, IgnoredExtendedResourcesAndGroups) {
+  SetUpNode({});
+  FitArgs args;
+  args.ignored_resources = {"example.com/bbb"};
+  EXPECT_TRUE(Reasons({{"example.com/bbb", "1"}}, args).empty());
+  FitArgs groups;
+  groups.ignored_resource_groups = {"example.com"};
+  EXPECT_TRUE(Reasons({{"example.com/bbb", "1"}}, groups).empty());
+}
+
+TEST_F(FitFilterTest, HugePagesAreChecked) {
+  SetUpNode({{"hugepages-2Mi", "3"}});
+  EXPECT_EQ(Reasons({{"hugepages-2Mi", "3"}}),
+            (std::vector<std::string>{"Insufficient hugepages-2Mi"}));
+}
+
+TEST_F(FitFilterTest, TooManyPods) {
+  SetUpNode({}, /*pods=*/"1");
+  EXPECT_EQ(Reasons({}), (std::vector<std::string>{"Too many pods"}));
+  EXPECT_EQ(Reasons({{"cpu", "1m"}, {"memory", "1"}}), (std::vector<std::string>{"Too many pods"}));
+}
+
+TEST(FitArgsTest, Validation) {
+  FitArgs args;
+  args.scoring_strategy.type = ScoringStrategyType::kRequestedToCapacityRatio;
+  std::any a = args;
+  Result<std::unique_ptr<Plugin>> p = Fit::Create(&a);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message.find("shape"), std::string::npos);
+  args.scoring_strategy.shape = {{0, 0}, {50, 11}};
+  a = args;
+  EXPECT_FALSE(Fit::Create(&a).ok());
+  args.scoring_strategy.shape = {{50, 0}, {10, 5}};
+  a = args;
+  EXPECT_FALSE(Fit::Create(&a).ok());
+  args.scoring_strategy.shape = {{0, 0}, {100, 10}};
+  args.scoring_strategy.resources = {{"cpu", 0}};
+  a = args;
+  EXPECT_FALSE(Fit::Create(&a).ok());
+  std::any wrong = 42;
+  EXPECT_FALSE(Fit::Create(&wrong).ok());
+}
+
+// least_allocated_test.go "nothing scheduled, resources requested, differently
+// sized nodes": pod cpu 3000m memory 5000 on 4000m/10000 and 6000m/10000.
+class ScoringTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_.AddNode("machine1", {{"cpu", "4000m"}, {"memory", "10000"}, {"pods", "110"}});
+    cluster_.AddNode("machine2", {{"cpu", "6000m"}, {"memory", "10000"}, {"pods", "110"}});
+    pod_ = PodBuilder("p").Requests(cluster_.names, {{"cpu", "3000m"}, {"memory", "5000"}}).Obj();
+  }
+  std::vector<int64_t> FitScores(ScoringStrategy strategy) {
+    FitArgs args;
+    args.scoring_strategy = std::move(strategy);
+    std::any a = args;
+    auto plugin = MakePlugin(&Fit::Create, &a);
+    return RunScore(*plugin, *pod_, cluster_.snapshot()).scores;
+  }
+  Cluster cluster_;
+  std::shared_ptr<PodInfo> pod_;
+};
+
+TEST_F(ScoringTest, LeastAllocated) {
+  // machine1: cpu (4000-3000)*100/4000 = 25, memory 50 -> 37; machine2: 50, 50 -> 50.
+  EXPECT_EQ(FitScores({}), (std::vector<int64_t>{37, 50}));
+}
+
+TEST_F(ScoringTest, MostAllocated) {
+  ScoringStrategy s;
+  s.type = ScoringStrategyType::kMostAllocated;
+  // machine1: cpu 75, memory 50 -> 62; machine2: 50, 50 -> 50.
+  EXPECT_EQ(FitScores(s), (std::vector<int64_t>{62, 50}));
+}
+
+TEST_F(ScoringTest, LeastAllocatedResourceWeights) {
+  ScoringStrategy s;
+  s.resources = {{"cpu", 3}, {"memory", 1}};
+  // machine1: (25*3 + 50) / 4 = 31; machine2: 50.
+  EXPECT_EQ(FitScores(s), (std::vector<int64_t>{31, 50}));
+}
+
+TEST_F(ScoringTest, RequestedToCapacityRatio) {
+  ScoringStrategy s;
+  s.type = ScoringStrategyType::kRequestedToCapacityRatio;
+  s.shape = {{0, 10}, {100, 0}};
+  // Shape scaled to 0..100: machine1 cpu 75% -> 25, memory 50% -> 50; round(37.5) = 38.
+  // machine2: 50, 50 -> 50.
+  EXPECT_EQ(FitScores(s), (std::vector<int64_t>{38, 50}));
+}
+
+TEST_F(ScoringTest, ExtendedResourceScoredOnlyWhenRequested) {
+  Cluster c;
+  c.AddNode("gpu",
+            {{"cpu", "4000m"}, {"memory", "10000"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}});
+  ScoringStrategy s;
+  s.type = ScoringStrategyType::kMostAllocated;
+  s.resources = {{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
+  FitArgs args;
+  args.scoring_strategy = s;
+  std::any a = args;
+  auto plugin = MakePlugin(&Fit::Create, &a);
+  auto no_gpu = PodBuilder("a").Requests(c.names, {{"cpu", "2000m"}, {"memory", "5000"}}).Obj();
+  // gpu not requested: skipped, (50 + 50) / 2.
+  EXPECT_EQ(RunScore(*plugin, *no_gpu, c.snapshot()).scores, (std::vector<int64_t>{50}));
+  auto gpu = PodBuilder("b")
+                 .Requests(c.names, {{"cpu", "2000m"}, {"memory", "5000"}, {"nvidia.com/gpu", "8"}})
+                 .Obj();
+  // (50 + 50 + 100) / 3 = 66.
+  EXPECT_EQ(RunScore(*plugin, *gpu, c.snapshot()).scores, (std::vector<int64_t>{66}));
+}
+
+TEST(FitScoringTest, NonZeroDefaultsForPodsWithoutRequests) {
+  Cluster c;
+  c.AddNode("n", {{"cpu", "1000m"}, {"memory", "1000Mi"}, {"pods", "110"}});
+  auto plugin = MakePlugin(&Fit::Create);
+  auto pod = PodBuilder("p").Obj();
+  // cpu: (1000-100)*100/1000 = 90; memory: (1000Mi-200Mi)*100/1000Mi = 80; -> 85.
+  EXPECT_EQ(RunScore(*plugin, *pod, c.snapshot()).scores, (std::vector<int64_t>{85}));
+}
+
+TEST(ResourceAllocationTest, BrokenLinearFunction) {
+  // requested_to_capacity_ratio_test.go TestBrokenLinearFunction.
+  const std::vector<UtilizationShapePoint> shape = {{10, 1}, {90, 9}};
+  const std::vector<std::pair<int64_t, int64_t>> cases = {{0, 1},  {5, 1},  {10, 1}, {15, 1},
+                                                          {40, 4}, {45, 4}, {50, 5}, {65, 6},
+                                                          {90, 9}, {95, 9}, {100, 9}};
+  for (const auto& [p, want] : cases) EXPECT_EQ(BrokenLinear(shape, p), want) << p;
+}
+
+TEST(BalancedAllocationTest, DifferentlySizedNodes) {
+  // balanced_allocation_test.go: cpu 3000m memory 5000 on 4000m/10000 and 6000m/10000.
+  Cluster c;
+  c.AddNode("machine1", {{"cpu", "4000m"}, {"memory", "10000"}, {"pods", "110"}});
+  c.AddNode("machine2", {{"cpu", "6000m"}, {"memory", "10000"}, {"pods", "110"}});
+  auto plugin = MakePlugin(&BalancedAllocation::Create);
+  auto pod = PodBuilder("p").Requests(c.names, {{"cpu", "3000m"}, {"memory", "5000"}}).Obj();
+  // machine1: fractions 0.75, 0.5 -> std 0.125 -> 87; machine2: 0.5, 0.5 -> 100.
+  EXPECT_EQ(RunScore(*plugin, *pod, c.snapshot()).scores, (std::vector<int64_t>{87, 100}));
+}
+
+TEST(BalancedAllocationTest, ExistingRequestsAndThreeResources) {
+  Cluster c;
+  c.AddNode("n", {{"cpu", "4000m"}, {"memory", "10000"}, {"pods", "110"}, {"nvidia.com/gpu", "4"}});
+  c.AddPod("n", PodBuilder("e").Requests(c.names, {{"cpu", "1000m"}, {"memory", "1000"}}).Obj());
+  BalancedAllocationArgs args;
+  args.resources = {{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
+  std::any a = args;
+  auto plugin = MakePlugin(&BalancedAllocation::Create, &a);
+  auto pod = PodBuilder("p")
+                 .Requests(c.names, {{"cpu", "1000m"}, {"memory", "4000"}, {"nvidia.com/gpu", "4"}})
+                 .Obj();
+  // fractions 0.5, 0.5, 1.0: mean 2/3, std sqrt((1/36 + 1/36 + 4/36) / 3) = 0.2357 -> 76.
+  EXPECT_EQ(RunScore(*plugin, *pod, c.snapshot()).scores, (std::vector<int64_t>{76}));
+}
+
+TEST(BalancedAllocationTest, BestEffortPodIsSkipped) {
+  Cluster c;
+  c.AddNode("n");
+  auto plugin = MakePlugin(&BalancedAllocation::Create);
+  auto pod = PodBuilder("p").Obj();
+  EXPECT_TRUE(RunScore(*plugin, *pod, c.snapshot()).prescore.IsSkip());
+}
+
+}  // namespace
+}  // namespace copse::plugins
