@@ -52,6 +52,7 @@ constexpr auto kUseTuple = net::as_tuple(net::use_awaitable);
 constexpr uint64_t kMaxResponseBody = uint64_t{4} << 30;
 constexpr uint32_t kMaxResponseHeader = 256 * 1024;
 constexpr size_t kWatchReadChunk = 64 * 1024;
+constexpr size_t kReadBufferBytes = 64 * 1024;
 
 // ---------------------------------------------------------------------------
 // Small helpers
@@ -348,9 +349,16 @@ std::string TrimToken(std::string s) {
 // tcp_stream runs its timeout handler concurrently with I/O completions
 // otherwise, and the executor may be a multi-threaded io_context.
 struct Connection {
-  explicit Connection(const net::any_io_executor& ex) { plain.emplace(net::make_strand(ex)); }
+  explicit Connection(const net::any_io_executor& ex) {
+    plain.emplace(net::make_strand(ex));
+    // Beast reads only as much as the buffer's spare capacity (at least 512
+    // bytes): without room, a large list or a busy watch costs a syscall per
+    // few hundred bytes.
+    buffer.reserve(kReadBufferBytes);
+  }
   Connection(const net::any_io_executor& ex, ssl::context& ctx) {
     tls.emplace(net::make_strand(ex), ctx);
+    buffer.reserve(kReadBufferBytes);
   }
 
   beast::tcp_stream& Tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
