@@ -303,7 +303,6 @@ class Validator {
       : spec_(spec), options_(options), paths_(spec.source) {}
 
   std::vector<std::string> Run() {
-    if (spec_.name.empty()) Add("metadata.name", "Required value");
     CheckRoot();
     CheckNames();
     CheckParents();
