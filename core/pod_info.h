@@ -123,6 +123,10 @@ struct PodInfo {
   // spread constraints (nullopt: none, and default constraints do not apply).
   std::optional<LabelSelector> default_spread_selector;
 
+  // spec.schedulingGates[].name: a pod with gates waits in the gated pool
+  // (PreEnqueue) and is not part of the signature.
+  std::vector<std::string> scheduling_gates;
+
   std::string node_name;            // spec.nodeName
   std::string nominated_node_name;  // status.nominatedNodeName
   // status.startTime; nullopt for pods that have not started (preemption

@@ -44,6 +44,13 @@ class Nominator {
   // reference is valid until the next mutation.
   const std::vector<std::shared_ptr<const PodInfo>>& PodsForNode(std::string_view node) const;
   size_t size() const noexcept { return node_of_pod_.size(); }
+  // Calls fn(node, pod) for every nomination.
+  template <typename Fn>
+  void ForEach(Fn&& fn) const {
+    for (const auto& [node, pods] : pods_on_node_) {
+      for (const auto& pod : pods) fn(node, pod);
+    }
+  }
 
  private:
   struct StringHash {

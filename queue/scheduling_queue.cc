@@ -347,6 +347,18 @@ std::vector<std::shared_ptr<const PodInfo>> SchedulingQueue::NominatedPodsForNod
   return nominator_.PodsForNode(node);
 }
 
+std::vector<std::pair<std::string, std::shared_ptr<const PodInfo>>>
+SchedulingQueue::NominatedPods() const {
+  std::vector<std::pair<std::string, std::shared_ptr<const PodInfo>>> out;
+  std::lock_guard lock(mu_);
+  if (nominator_.size() == 0) return out;
+  out.reserve(nominator_.size());
+  nominator_.ForEach([&](const std::string& node, const std::shared_ptr<const PodInfo>& pod) {
+    out.emplace_back(node, pod);
+  });
+  return out;
+}
+
 std::optional<std::string> SchedulingQueue::NominatedNodeOf(std::string_view pod_uid) const {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto node = nominator_.NominatedNode(pod_uid)) return std::string(*node);

@@ -177,6 +177,8 @@ class SchedulingQueue {
   void DeleteNominatedPodIfExists(const PodInfo& pod);
   std::vector<std::shared_ptr<const PodInfo>> NominatedPodsForNode(std::string_view node) const;
   std::optional<std::string> NominatedNodeOf(std::string_view pod_uid) const;
+  // Every nomination as (node, pod); empty (without allocating) when none.
+  std::vector<std::pair<std::string, std::shared_ptr<const PodInfo>>> NominatedPods() const;
 
   // ---- Introspection and metrics ----
   PendingCounts PendingUnits() const;

@@ -1,6 +1,7 @@
 #include "plugins/framework/framework.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 #include <tuple>
@@ -580,36 +581,82 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
     for (NodeIndex n = 0; n < num_nodes; ++n) ws.candidates.push_back(n);
   }
 
-  // 2. Filter, round-robin from start_index, in chunks that never wrap.
+  // 2. Filter, round-robin from start_index, in chunks.
   const size_t num_candidates = ws.candidates.size();
   const size_t to_find =
       options.num_feasible_to_find != 0
           ? options.num_feasible_to_find
           : NumFeasibleNodesToFind(percentage_of_nodes_to_score_, num_candidates);
   const size_t chunk = std::max<size_t>(1, options.chunk_size);
-  ws.filter.Reserve(chunk);
   ws.feasible.resize(num_candidates);
   size_t num_feasible = 0;
   size_t evaluated = 0;
   const CycleContext ctx{pod, snapshot, state};
   const size_t start = num_candidates == 0 ? 0 : options.start_index % num_candidates;
-  for (size_t segment = 0; segment < 2 && num_feasible < to_find; ++segment) {
-    const size_t begin = segment == 0 ? start : 0;
-    const size_t end = segment == 0 ? num_candidates : start;
-    for (size_t pos = begin; pos < end && num_feasible < to_find; pos += chunk) {
-      const size_t len = std::min(chunk, end - pos);
-      std::span<const NodeIndex> part(ws.candidates.data() + pos, len);
-      size_t found = 0;
-      Status s = FilterChunk(ctx, part, ws.filter, ws.node_statuses,
-                             std::span<NodeIndex>(ws.feasible.data() + num_feasible, len), found,
-                             result.unschedulable_plugins);
-      if (s.IsError()) {
+  const size_t num_chunks = (num_candidates + chunk - 1) / chunk;
+  if (options.parallel_for && num_chunks >= 2) {
+    // Chunks of the rotated walk run concurrently; a chunk starting after
+    // enough feasible nodes were found is skipped. Results are then taken in
+    // walk order up to the first skipped chunk, so the outcome is the
+    // sequential one whenever the target is not reached early.
+    ws.rotated.resize(num_candidates);
+    std::copy(ws.candidates.begin() + static_cast<ptrdiff_t>(start), ws.candidates.end(),
+              ws.rotated.begin());
+    std::copy(ws.candidates.begin(), ws.candidates.begin() + static_cast<ptrdiff_t>(start),
+              ws.rotated.begin() + static_cast<ptrdiff_t>(num_candidates - start));
+    if (ws.chunk_scratch.size() < num_chunks) ws.chunk_scratch.resize(num_chunks);
+    ws.chunk_results.assign(num_chunks, Workspace::ChunkResult{});
+    std::atomic<size_t> found_total{0};
+    options.parallel_for(num_chunks, [&](size_t c) {
+      Workspace::ChunkResult& out = ws.chunk_results[c];
+      if (found_total.load(std::memory_order_relaxed) >= to_find) {
+        out.skipped = true;
+        return;
+      }
+      const size_t pos = c * chunk;
+      const size_t len = std::min(chunk, num_candidates - pos);
+      ws.chunk_scratch[c].Reserve(len);
+      out.status = FilterChunk(ctx, std::span<const NodeIndex>(ws.rotated.data() + pos, len),
+                               ws.chunk_scratch[c], ws.node_statuses,
+                               std::span<NodeIndex>(ws.feasible.data() + pos, len), out.found,
+                               out.rejected_by);
+      found_total.fetch_add(out.found, std::memory_order_relaxed);
+    });
+    for (size_t c = 0; c < num_chunks && num_feasible < to_find; ++c) {
+      const Workspace::ChunkResult& r = ws.chunk_results[c];
+      if (r.skipped) break;
+      if (r.status.IsError()) {
         result.code = Code::kError;
-        result.message = ErrorMessage("Filter", s, snapshot);
+        result.message = ErrorMessage("Filter", r.status, snapshot);
         return result;
       }
-      evaluated += len;
-      num_feasible += found;
+      result.unschedulable_plugins |= r.rejected_by;
+      const size_t pos = c * chunk;
+      std::copy_n(ws.feasible.begin() + static_cast<ptrdiff_t>(pos), r.found,
+                  ws.feasible.begin() + static_cast<ptrdiff_t>(num_feasible));
+      evaluated += std::min(chunk, num_candidates - pos);
+      num_feasible += r.found;
+    }
+  } else {
+    ws.filter.Reserve(chunk);
+    for (size_t segment = 0; segment < 2 && num_feasible < to_find; ++segment) {
+      const size_t begin = segment == 0 ? start : 0;
+      const size_t end = segment == 0 ? num_candidates : start;
+      for (size_t pos = begin; pos < end && num_feasible < to_find; pos += chunk) {
+        const size_t len = std::min(chunk, end - pos);
+        std::span<const NodeIndex> part(ws.candidates.data() + pos, len);
+        size_t found = 0;
+        Status s = FilterChunk(ctx, part, ws.filter, ws.node_statuses,
+                               std::span<NodeIndex>(ws.feasible.data() + num_feasible, len), found,
+                               result.unschedulable_plugins);
+        if (s.IsError()) {
+          result.code = Code::kError;
+          result.message = ErrorMessage("Filter", s, snapshot);
+          return result;
+        }
+        evaluated += len;
+        num_feasible += found;
+      }
     }
   }
   if (num_feasible > to_find) {
@@ -617,6 +664,7 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
     num_feasible = to_find;
   }
   ws.feasible.resize(num_feasible);
+  ws.raw_scores.clear();
   result.evaluated_nodes = evaluated;
   result.feasible_nodes = num_feasible;
 
@@ -638,18 +686,40 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
   }
   ws.plugin_scores.assign(score_.size() * num_feasible, 0);
   ws.total_scores.assign(num_feasible, 0);
-  for (size_t p = 0; p < score_.size(); ++p) {
-    for (size_t pos = 0; pos < num_feasible; pos += chunk) {
+  const size_t score_chunks = (num_feasible + chunk - 1) / chunk;
+  const size_t score_jobs = score_.size() * score_chunks;
+  if (options.parallel_for && score_jobs >= 2 && num_feasible * score_.size() >= 2 * chunk) {
+    ws.chunk_results.assign(score_jobs, Workspace::ChunkResult{});
+    options.parallel_for(score_jobs, [&](size_t job) {
+      const size_t p = job / score_chunks;
+      const size_t pos = (job % score_chunks) * chunk;
       const size_t len = std::min(chunk, num_feasible - pos);
-      s = ScoreChunk(ctx, p, std::span<const NodeIndex>(ws.feasible.data() + pos, len),
-                     std::span<int64_t>(ws.plugin_scores.data() + p * num_feasible + pos, len));
-      if (!s.IsSuccess()) {
+      ws.chunk_results[job].status = ScoreChunk(
+          ctx, p, std::span<const NodeIndex>(ws.feasible.data() + pos, len),
+          std::span<int64_t>(ws.plugin_scores.data() + p * num_feasible + pos, len));
+    });
+    for (const Workspace::ChunkResult& r : ws.chunk_results) {
+      if (!r.status.IsSuccess()) {
         result.code = Code::kError;
-        result.message = ErrorMessage("Score", s, snapshot);
+        result.message = ErrorMessage("Score", r.status, snapshot);
         return result;
       }
     }
+  } else {
+    for (size_t p = 0; p < score_.size(); ++p) {
+      for (size_t pos = 0; pos < num_feasible; pos += chunk) {
+        const size_t len = std::min(chunk, num_feasible - pos);
+        s = ScoreChunk(ctx, p, std::span<const NodeIndex>(ws.feasible.data() + pos, len),
+                       std::span<int64_t>(ws.plugin_scores.data() + p * num_feasible + pos, len));
+        if (!s.IsSuccess()) {
+          result.code = Code::kError;
+          result.message = ErrorMessage("Score", s, snapshot);
+          return result;
+        }
+      }
+    }
   }
+  if (options.keep_raw_scores) ws.raw_scores = ws.plugin_scores;
   s = CombineScores(ctx, ws.feasible, ws.plugin_scores, ws.total_scores);
   if (!s.IsSuccess()) {
     result.code = Code::kError;

@@ -28,6 +28,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -88,11 +89,24 @@ struct FilterScratch {
 // Reusable buffers for SchedulePod; grown on demand, never shrunk.
 struct Workspace {
   FilterScratch filter;
+  // Parallel filtering: candidates in walk order, one scratch and result slot per chunk.
+  std::vector<NodeIndex> rotated;
+  std::vector<FilterScratch> chunk_scratch;
+  struct ChunkResult {
+    Status status;
+    size_t found = 0;
+    uint64_t rejected_by = 0;
+    bool skipped = false;
+  };
+  std::vector<ChunkResult> chunk_results;
   std::vector<Status> node_statuses;  // by NodeIndex
   std::vector<NodeIndex> candidates;
   std::vector<NodeIndex> feasible;
   std::vector<int64_t> plugin_scores;  // [score plugin * feasible.size() + i]
   std::vector<int64_t> total_scores;   // by position in `feasible`
+  // With ScheduleOptions::keep_raw_scores: plugin_scores before normalization
+  // and weights (empty when no scoring ran: fewer than two feasible nodes).
+  std::vector<int64_t> raw_scores;
 };
 
 struct ScheduleOptions {
@@ -103,6 +117,13 @@ struct ScheduleOptions {
   // Where the round-robin walk over the candidates starts (kube's nextStartNodeIndex).
   size_t start_index = 0;
   bool run_post_filter = true;
+  // Copy the raw scores to Workspace::raw_scores (for reuse by pod classes).
+  bool keep_raw_scores = false;
+  // Runs body(i) for every i in [0, count), possibly concurrently, and returns
+  // when all are done (the scheduler passes a oneTBB parallel_for). Empty:
+  // sequential. Filter chunks and score chunks go through it when there are
+  // at least two chunks of work.
+  std::function<void(size_t count, const std::function<void(size_t)>& body)> parallel_for;
 };
 
 struct PreFilterOutcome {

@@ -1,0 +1,265 @@
+#include "scheduler/api_writer.h"
+
+#include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <utility>
+
+#include "core/clock.h"
+#include "kube/client.h"
+#include "scheduler/convert.h"
+
+namespace copse::scheduler {
+namespace net = boost::asio;
+using json = nlohmann::json;
+
+namespace {
+
+std::string EventName(std::string_view object_name) {
+  // kube's recorder names events "<object>.<unix nanos in hex>".
+  static std::atomic<uint64_t> counter{0};
+  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), ".%llx",
+                static_cast<unsigned long long>(nanos) + counter.fetch_add(1));
+  return std::string(object_name) + buf;
+}
+
+}  // namespace
+
+struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
+  std::shared_ptr<kube::Client> client;
+  ApiWriterOptions options;
+
+  mutable std::mutex mu;
+  std::condition_variable idle;
+  size_t in_flight = 0;
+  size_t events_in_flight = 0;
+  std::deque<std::pair<std::string, std::string>> event_queue;  // (namespace, body)
+  ApiWriterStats stats;
+
+  void Begin() {
+    std::lock_guard lock(mu);
+    ++in_flight;
+  }
+  void End() {
+    std::lock_guard lock(mu);
+    if (--in_flight == 0) idle.notify_all();
+  }
+
+  // Coroutines are free functions taking their arguments by value (a
+  // capturing lambda coroutine would outlive its captures).
+  void Spawn(net::awaitable<void> task) {
+    Begin();
+    auto self = shared_from_this();
+    net::co_spawn(client->executor(), std::move(task), [self](std::exception_ptr) { self->End(); });
+  }
+
+  void PumpEvents() {
+    std::unique_lock lock(mu);
+    while (events_in_flight < options.max_events_in_flight && !event_queue.empty()) {
+      auto [ns, body] = std::move(event_queue.front());
+      event_queue.pop_front();
+      ++events_in_flight;
+      ++in_flight;
+      lock.unlock();
+      auto self = shared_from_this();
+      net::co_spawn(
+          client->executor(),
+          [](std::shared_ptr<Impl> self, std::string ns, std::string body) -> net::awaitable<void> {
+            kube::ResourceRef resource = kube::resources::kEvents;
+            Result<std::string> r =
+                co_await self->client->Create(std::move(resource), std::move(ns), std::move(body));
+            std::lock_guard lock(self->mu);
+            if (r.ok()) ++self->stats.events_sent;
+            else ++self->stats.events_dropped;
+          }(self, std::move(ns), std::move(body)),
+          [self](std::exception_ptr) {
+            {
+              std::lock_guard lock(self->mu);
+              --self->events_in_flight;
+              if (--self->in_flight == 0) self->idle.notify_all();
+            }
+            self->PumpEvents();
+          });
+      lock.lock();
+    }
+  }
+};
+
+net::awaitable<void> BindTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, std::string node,
+                              std::function<void(Status)> done);
+net::awaitable<void> PatchTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, std::string body);
+net::awaitable<void> PreemptTask(std::shared_ptr<ApiWriter::Impl> self, PodId victim,
+                                 std::string body, std::function<void(Status)> done);
+
+ApiWriter::ApiWriter(std::shared_ptr<kube::Client> client, ApiWriterOptions options)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->client = std::move(client);
+  impl_->options = std::move(options);
+}
+
+ApiWriter::~ApiWriter() { Drain(std::chrono::milliseconds(5000)); }
+
+net::awaitable<void> BindTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, std::string node,
+                              std::function<void(Status)> done) {
+    kube::BindOptions options;
+    options.pod_uid = pod.uid;
+    options.timeout = self->options.bind_timeout;
+    std::string ns = pod.namespace_name;
+    std::string name = pod.name;
+    std::string target = node;
+    Status s = co_await self->client->Bind(std::move(ns), std::move(name), std::move(target),
+                                           std::move(options));
+    {
+      std::lock_guard lock(self->mu);
+      if (s.ok()) ++self->stats.binds_ok;
+      else ++self->stats.binds_failed;
+    }
+    done(std::move(s));
+}
+
+void ApiWriter::Bind(PodId pod, std::string node, std::function<void(Status)> done) {
+  impl_->Spawn(BindTask(impl_, std::move(pod), std::move(node), std::move(done)));
+}
+
+void ApiWriter::PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> condition,
+                               std::optional<std::string> nominated_node) {
+  json status = json::object();
+  if (condition.has_value()) {
+    status["conditions"] = json::array({json{
+        {"type", condition->type},
+        {"status", condition->status},
+        {"reason", condition->reason},
+        {"message", condition->message},
+        {"lastProbeTime", nullptr},
+        {"lastTransitionTime", FormatRfc3339(std::chrono::system_clock::now())},
+    }});
+  }
+  if (nominated_node.has_value()) {
+    status["nominatedNodeName"] =
+        nominated_node->empty() ? json(nullptr) : json(*nominated_node);
+  }
+  impl_->Spawn(PatchTask(impl_, std::move(pod), json{{"status", status}}.dump()));
+}
+
+net::awaitable<void> PatchTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, std::string body) {
+    kube::PatchOptions options;
+    options.subresource = "status";
+    kube::ResourceRef resource = kube::resources::kPods;
+    std::string ns = pod.namespace_name;
+    std::string name = pod.name;
+    std::string patch = body;
+    Result<std::string> r = co_await self->client->Patch(std::move(resource), std::move(ns),
+                                                         std::move(name), kube::PatchType::kStrategicMerge,
+                                                         std::move(patch), std::move(options));
+    std::lock_guard lock(self->mu);
+    if (r.ok()) ++self->stats.status_patches;
+    else ++self->stats.status_patch_errors;
+}
+
+void ApiWriter::PreemptVictim(PodId victim, std::string preemptor_message,
+                              std::function<void(Status)> done) {
+  json patch = {{"status",
+                 {{"conditions",
+                   json::array({json{
+                       {"type", kConditionDisruptionTarget},
+                       {"status", "True"},
+                       {"reason", kReasonPreemptionByScheduler},
+                       {"message", preemptor_message},
+                       {"lastTransitionTime", FormatRfc3339(std::chrono::system_clock::now())},
+                   }})}}}};
+  impl_->Spawn(PreemptTask(impl_, std::move(victim), patch.dump(), std::move(done)));
+}
+
+net::awaitable<void> PreemptTask(std::shared_ptr<ApiWriter::Impl> self, PodId victim,
+                                 std::string body, std::function<void(Status)> done) {
+    {
+      kube::PatchOptions options;
+      options.subresource = "status";
+      kube::ResourceRef resource = kube::resources::kPods;
+      std::string ns = victim.namespace_name;
+      std::string name = victim.name;
+      std::string patch_body = body;
+      // A failed condition patch does not stop the preemption (kube logs it too).
+      Result<std::string> r = co_await self->client->Patch(
+          std::move(resource), std::move(ns), std::move(name), kube::PatchType::kStrategicMerge,
+          std::move(patch_body), std::move(options));
+      (void)r;
+    }
+    kube::DeleteOptions options;
+    options.precondition_uid = victim.uid;
+    kube::ResourceRef resource = kube::resources::kPods;
+    std::string ns = victim.namespace_name;
+    std::string name = victim.name;
+    Status s =
+        co_await self->client->Delete(std::move(resource), std::move(ns), std::move(name), std::move(options));
+    if (!s.ok() && s.error().code == ErrorCode::kNotFound) s = Status::Ok();
+    {
+      std::lock_guard lock(self->mu);
+      ++self->stats.deletes;
+    }
+    done(std::move(s));
+}
+
+void ApiWriter::RecordPodEvent(const PodId& pod, std::string_view type, std::string_view reason,
+                               std::string message) {
+  RecordEvent("v1", "Pod", pod, type, reason, std::move(message));
+}
+
+void ApiWriter::RecordEvent(std::string api_version, std::string kind, PodId object,
+                            std::string_view type, std::string_view reason, std::string message) {
+  if (!impl_->options.record_events) return;
+  const std::string now = FormatRfc3339(std::chrono::system_clock::now());
+  json event = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", {{"name", EventName(object.name)}, {"namespace", object.namespace_name}}},
+      {"involvedObject",
+       {{"apiVersion", api_version},
+        {"kind", kind},
+        {"namespace", object.namespace_name},
+        {"name", object.name},
+        {"uid", object.uid}}},
+      {"reason", reason},
+      {"message", message},
+      {"type", type},
+      {"source", {{"component", impl_->options.component}}},
+      {"reportingComponent", impl_->options.component},
+      {"firstTimestamp", now},
+      {"lastTimestamp", now},
+      {"count", 1},
+  };
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->event_queue.size() >= impl_->options.max_queued_events) {
+      ++impl_->stats.events_dropped;
+      return;
+    }
+    impl_->event_queue.emplace_back(object.namespace_name, event.dump());
+  }
+  impl_->PumpEvents();
+}
+
+bool ApiWriter::Drain(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(impl_->mu);
+  return impl_->idle.wait_for(lock, timeout, [&] {
+    return impl_->in_flight == 0 && impl_->event_queue.empty();
+  });
+}
+
+ApiWriterStats ApiWriter::stats() const {
+  std::lock_guard lock(impl_->mu);
+  ApiWriterStats s = impl_->stats;
+  s.in_flight = impl_->in_flight;
+  return s;
+}
+
+}  // namespace copse::scheduler

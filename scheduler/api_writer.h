@@ -1,0 +1,99 @@
+#pragma once
+// ApiWriter: every write the scheduler makes to the API server — binds, pod
+// status patches (PodScheduled, nominatedNodeName, DisruptionTarget), victim
+// deletions and Events — issued asynchronously on the client's executor so
+// the scheduling loop never waits on the network.
+//
+// Contracts:
+//   - Bind/Delete call `done` exactly once, on the client's executor.
+//   - Status patches are strategic-merge patches of pods/status, so other
+//     conditions are kept (kube's util.PatchPodStatus).
+//   - Events are best effort, as in Kubernetes: at most `max_events_in_flight`
+//     requests at once, at most `max_queued_events` waiting; beyond that they
+//     are dropped and counted.
+//   - Drain waits until nothing is in flight (or the deadline passes).
+//
+// Thread-safety: every method may be called from any thread.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+
+namespace copse::kube {
+class Client;
+}
+
+namespace copse::scheduler {
+
+struct ApiWriterOptions {
+  std::string component = "copse-scheduler";  // Event source / reportingComponent
+  size_t max_events_in_flight = 8;
+  size_t max_queued_events = 10'000;
+  bool record_events = true;
+  std::chrono::milliseconds bind_timeout{30'000};
+};
+
+struct PodId {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+};
+
+// A PodScheduled (or other) pod condition to write.
+struct PodConditionUpdate {
+  std::string type = "PodScheduled";
+  std::string status = "False";
+  std::string reason;
+  std::string message;
+};
+
+struct ApiWriterStats {
+  uint64_t binds_ok = 0;
+  uint64_t binds_failed = 0;
+  uint64_t status_patches = 0;
+  uint64_t status_patch_errors = 0;
+  uint64_t events_sent = 0;
+  uint64_t events_dropped = 0;
+  uint64_t deletes = 0;
+  size_t in_flight = 0;
+};
+
+class ApiWriter {
+ public:
+  ApiWriter(std::shared_ptr<kube::Client> client, ApiWriterOptions options);
+  ~ApiWriter();
+  ApiWriter(const ApiWriter&) = delete;
+  ApiWriter& operator=(const ApiWriter&) = delete;
+
+  // POST pods/NAME/binding (conditional on the uid).
+  void Bind(PodId pod, std::string node, std::function<void(Status)> done);
+  // Patches status: `condition` (if any) and nominatedNodeName (nullopt: leave,
+  // "": clear).
+  void PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> condition,
+                      std::optional<std::string> nominated_node);
+  // Preemption: marks the victim with DisruptionTarget (reason
+  // PreemptionByScheduler), then deletes it (uid precondition).
+  void PreemptVictim(PodId victim, std::string preemptor_message,
+                     std::function<void(Status)> done);
+  // A core/v1 Event about a pod ("Normal"/"Warning").
+  void RecordPodEvent(const PodId& pod, std::string_view type, std::string_view reason,
+                      std::string message);
+  // Generic event (PodGroups etc.): involvedObject fields given explicitly.
+  void RecordEvent(std::string api_version, std::string kind, PodId object, std::string_view type,
+                   std::string_view reason, std::string message);
+
+  bool Drain(std::chrono::milliseconds timeout);
+  ApiWriterStats stats() const;
+
+  struct Impl;  // implementation detail (api_writer.cc)
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace copse::scheduler

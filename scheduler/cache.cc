@@ -1,0 +1,224 @@
+#include "scheduler/cache.h"
+
+#include <utility>
+
+namespace copse::scheduler {
+
+Cache::Cache(const Clock& clock, Clock::Duration assumed_ttl)
+    : clock_(clock), assumed_ttl_(assumed_ttl) {}
+
+NodeInfo* Cache::FindNodeLocked(std::string_view name) {
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? nullptr : nodes_[it->second].get();
+}
+
+NodeInfo& Cache::UpsertNodeLocked(std::string_view name) {
+  if (NodeInfo* node = FindNodeLocked(name)) return *node;
+  node_index_.emplace(std::string(name), nodes_.size());
+  nodes_.push_back(std::make_unique<NodeInfo>(std::string(name)));
+  NodeInfo& node = *nodes_.back();
+  // Pods that arrived before their node.
+  for (auto& [uid, state] : pods_) {
+    if (state.node == name) node.AddPod(state.pod);
+  }
+  return node;
+}
+
+void Cache::RemoveNode(std::string_view name) {
+  std::lock_guard lock(mu_);
+  auto it = node_index_.find(name);
+  if (it == node_index_.end()) return;
+  const size_t index = it->second;
+  node_index_.erase(it);
+  if (index + 1 != nodes_.size()) {
+    nodes_[index] = std::move(nodes_.back());
+    node_index_[nodes_[index]->name()] = index;
+  }
+  nodes_.pop_back();
+}
+
+bool Cache::HasNode(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  return node_index_.contains(name);
+}
+
+void Cache::AttachLocked(PodState& state) {
+  if (NodeInfo* node = FindNodeLocked(state.node)) node->AddPod(state.pod);
+}
+
+void Cache::DetachLocked(PodState& state) {
+  if (NodeInfo* node = FindNodeLocked(state.node)) node->RemovePod(state.pod->uid);
+}
+
+Status Cache::AssumePod(std::shared_ptr<const PodInfo> pod) {
+  std::lock_guard lock(mu_);
+  if (pods_.contains(pod->uid)) {
+    return MakeError(ErrorCode::kAlreadyExists,
+                     "pod " + pod->FullName() + " (uid " + pod->uid + ") is already in the cache");
+  }
+  PodState state;
+  state.node = pod->node_name;
+  state.pod = std::move(pod);
+  state.assumed = true;
+  auto [it, inserted] = pods_.emplace(state.pod->uid, std::move(state));
+  AttachLocked(it->second);
+  ++assumed_count_;
+  return Status::Ok();
+}
+
+void Cache::FinishBinding(std::string_view uid) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || !it->second.assumed) return;
+  it->second.binding_finished = true;
+  it->second.deadline = clock_.Now() + assumed_ttl_;
+}
+
+void Cache::ForgetPod(std::string_view uid) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || !it->second.assumed) return;
+  DetachLocked(it->second);
+  pods_.erase(it);
+  --assumed_count_;
+}
+
+bool Cache::IsAssumed(std::string_view uid) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  return it != pods_.end() && it->second.assumed;
+}
+
+void Cache::AddOrUpdatePod(std::shared_ptr<const PodInfo> pod) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(pod->uid);
+  if (it == pods_.end()) {
+    PodState state;
+    state.node = pod->node_name;
+    state.pod = std::move(pod);
+    auto [inserted, ok] = pods_.emplace(state.pod->uid, std::move(state));
+    AttachLocked(inserted->second);
+    return;
+  }
+  PodState& state = it->second;
+  DetachLocked(state);
+  if (state.assumed) {
+    state.assumed = false;
+    --assumed_count_;
+  }
+  state.node = pod->node_name;
+  state.pod = std::move(pod);
+  AttachLocked(state);
+}
+
+void Cache::RemovePod(std::string_view uid) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return;
+  DetachLocked(it->second);
+  if (it->second.assumed) --assumed_count_;
+  pods_.erase(it);
+}
+
+std::optional<std::string> Cache::NodeOf(std::string_view uid) const {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(uid);
+  if (it == pods_.end()) return std::nullopt;
+  return it->second.node;
+}
+
+std::vector<std::shared_ptr<const PodInfo>> Cache::CleanupExpiredAssumedPods() {
+  std::vector<std::shared_ptr<const PodInfo>> expired;
+  if (assumed_ttl_ == Clock::Duration::zero()) return expired;
+  std::lock_guard lock(mu_);
+  if (assumed_count_ == 0) return expired;
+  const Clock::TimePoint now = clock_.Now();
+  for (auto it = pods_.begin(); it != pods_.end();) {
+    PodState& state = it->second;
+    if (state.assumed && state.binding_finished && now >= state.deadline) {
+      DetachLocked(state);
+      expired.push_back(state.pod);
+      --assumed_count_;
+      ++expired_;
+      it = pods_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return expired;
+}
+
+void Cache::SetNamespaceLabels(const std::string& ns, const Labels& labels) {
+  std::lock_guard lock(mu_);
+  namespaces_[ns] = labels;
+  namespaces_dirty_ = true;
+}
+
+void Cache::RemoveNamespace(const std::string& ns) {
+  std::lock_guard lock(mu_);
+  namespaces_dirty_ |= namespaces_.erase(ns) > 0;
+}
+
+void Cache::SetPodDisruptionBudget(const std::string& key, PodDisruptionBudgetInfo pdb) {
+  std::lock_guard lock(mu_);
+  pdbs_[key] = std::move(pdb);
+  pdbs_dirty_ = true;
+}
+
+void Cache::RemovePodDisruptionBudget(const std::string& key) {
+  std::lock_guard lock(mu_);
+  pdbs_dirty_ |= pdbs_.erase(key) > 0;
+}
+
+size_t Cache::UpdateSnapshot(Snapshot& snapshot) {
+  std::lock_guard lock(mu_);
+  node_ptrs_.clear();
+  node_ptrs_.reserve(nodes_.size());
+  for (const auto& node : nodes_) node_ptrs_.push_back(node.get());
+  const size_t copied = snapshot.Sync(node_ptrs_);
+  if (namespaces_dirty_) {
+    // Drop namespaces that are gone, then (re)set the rest.
+    std::vector<std::string> stale;
+    for (const auto& [name, labels] : snapshot.namespaces()) {
+      if (!namespaces_.contains(name)) stale.push_back(name);
+    }
+    for (const std::string& name : stale) snapshot.RemoveNamespace(name);
+    for (const auto& [name, labels] : namespaces_) snapshot.SetNamespaceLabels(name, labels);
+    namespaces_dirty_ = false;
+  }
+  if (pdbs_dirty_) {
+    std::vector<PodDisruptionBudgetInfo> pdbs;
+    pdbs.reserve(pdbs_.size());
+    for (const auto& [key, pdb] : pdbs_) pdbs.push_back(pdb);
+    snapshot.SetPodDisruptionBudgets(std::move(pdbs));
+    pdbs_dirty_ = false;
+  }
+  return copied;
+}
+
+CacheStats Cache::stats() const {
+  std::lock_guard lock(mu_);
+  CacheStats s;
+  s.nodes = nodes_.size();
+  s.pods = pods_.size();
+  s.assumed_pods = assumed_count_;
+  s.expired_assumed = expired_;
+  return s;
+}
+
+std::vector<std::string> Cache::NodeNames() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> names;
+  names.reserve(nodes_.size());
+  for (const auto& node : nodes_) names.push_back(node->name());
+  return names;
+}
+
+std::optional<NodeInfo> Cache::GetNode(std::string_view name) const {
+  std::lock_guard lock(mu_);
+  auto it = node_index_.find(name);
+  if (it == node_index_.end()) return std::nullopt;
+  return *nodes_[it->second];
+}
+
+}  // namespace copse::scheduler

@@ -1,0 +1,137 @@
+#pragma once
+// Cache: the scheduler's view of nodes and of the pods that use them, as
+// kube-scheduler's internal cache. Fed by the informers (nodes, assigned pods,
+// namespaces, PDBs) and by the scheduling loop (assumed pods).
+//
+// Pod states (by uid):
+//   assumed   placed by the loop, bind in flight: counts on its node at once;
+//   bound     seen assigned by the informer (an assumed pod is confirmed);
+//   expired   an assumed pod whose bind finished but whose assignment the
+//             informer did not confirm within the TTL is forgotten
+//             (CleanupExpiredAssumedPods).
+// Pods of every scheduler count; terminal pods (Succeeded/Failed) do not.
+//
+// Nodes keep a stable order (a deleted node's row is filled by the last one),
+// so UpdateSnapshot copies only rows whose generation changed. Pods whose node
+// is unknown (not yet added, or deleted) are kept and attached when it appears.
+//
+// Thread-safety: every method takes the one mutex; informer handlers and the
+// scheduling loop call concurrently. UpdateSnapshot holds it while copying the
+// changed rows.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/labels.h"
+#include "core/node_info.h"
+#include "core/pod_info.h"
+#include "core/result.h"
+#include "core/snapshot.h"
+
+namespace copse::scheduler {
+
+struct CacheStats {
+  size_t nodes = 0;
+  size_t pods = 0;          // assumed + bound
+  size_t assumed_pods = 0;  // assumed, not yet confirmed
+  uint64_t expired_assumed = 0;
+};
+
+class Cache {
+ public:
+  // `clock` must outlive the cache. An assumed pod whose bind finished expires
+  // `assumed_ttl` later unless the informer confirms it (0: never).
+  Cache(const Clock& clock, Clock::Duration assumed_ttl);
+
+  // ---- Nodes (informer) ----
+  // Adds the node or returns the existing one for update; `apply` edits it.
+  template <typename Fn>
+  void UpsertNode(std::string_view name, Fn&& apply) {
+    std::lock_guard lock(mu_);
+    NodeInfo& node = UpsertNodeLocked(name);
+    apply(node);
+  }
+  void RemoveNode(std::string_view name);
+  bool HasNode(std::string_view name) const;
+
+  // ---- Pods ----
+  // Loop: the pod (with node_name set to `node`) counts on the node until it
+  // is confirmed or forgotten. kAlreadyExists when the uid is known.
+  Status AssumePod(std::shared_ptr<const PodInfo> pod);
+  // Loop/binder: the bind call returned successfully; starts the TTL.
+  void FinishBinding(std::string_view uid);
+  // Binder: the bind failed; the assumed pod no longer counts.
+  void ForgetPod(std::string_view uid);
+  bool IsAssumed(std::string_view uid) const;
+  // Informer: an assigned, non-terminal pod was added or changed. Confirms an
+  // assumed pod (moving it if it landed elsewhere).
+  void AddOrUpdatePod(std::shared_ptr<const PodInfo> pod);
+  // Informer: the pod was deleted or became terminal.
+  void RemovePod(std::string_view uid);
+  // The node a known pod counts on, if any.
+  std::optional<std::string> NodeOf(std::string_view uid) const;
+  // Forgets assumed pods whose TTL ran out; returns them.
+  std::vector<std::shared_ptr<const PodInfo>> CleanupExpiredAssumedPods();
+
+  // ---- Cluster-wide objects ----
+  void SetNamespaceLabels(const std::string& ns, const Labels& labels);
+  void RemoveNamespace(const std::string& ns);
+  void SetPodDisruptionBudget(const std::string& key, PodDisruptionBudgetInfo pdb);
+  void RemovePodDisruptionBudget(const std::string& key);
+
+  // Brings `snapshot` up to date; returns the number of node rows copied.
+  size_t UpdateSnapshot(Snapshot& snapshot);
+
+  CacheStats stats() const;
+  // Every node's name, in row order.
+  std::vector<std::string> NodeNames() const;
+  // A copy of a node's current state (tests, diagnostics); nullopt if unknown.
+  std::optional<NodeInfo> GetNode(std::string_view name) const;
+
+ private:
+  struct PodState {
+    std::shared_ptr<const PodInfo> pod;
+    std::string node;
+    bool assumed = false;
+    bool binding_finished = false;
+    Clock::TimePoint deadline{};
+  };
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  template <typename V>
+  using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+  NodeInfo& UpsertNodeLocked(std::string_view name);
+  NodeInfo* FindNodeLocked(std::string_view name);
+  void AttachLocked(PodState& state);
+  void DetachLocked(PodState& state);
+
+  const Clock& clock_;
+  const Clock::Duration assumed_ttl_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<NodeInfo>> nodes_;
+  StringMap<size_t> node_index_;
+  StringMap<PodState> pods_;
+  size_t assumed_count_ = 0;
+  uint64_t expired_ = 0;
+  std::map<std::string, Labels, std::less<>> namespaces_;
+  bool namespaces_dirty_ = true;
+  std::map<std::string, PodDisruptionBudgetInfo, std::less<>> pdbs_;
+  bool pdbs_dirty_ = true;
+  std::vector<const NodeInfo*> node_ptrs_;  // scratch for UpdateSnapshot
+};
+
+}  // namespace copse::scheduler
