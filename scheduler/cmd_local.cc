@@ -18,6 +18,8 @@
 #include "kube/apiserver/node_simulator.h"
 #include "kube/apiserver/store.h"
 #include "kube/apiserver/synthetic.h"
+#include "kube/client.h"
+#include "scheduler/scheduler.h"
 #include "scheduler/commands.h"
 
 namespace copse::scheduler {
@@ -58,6 +60,8 @@ int RunLocal(int argc, char** argv) {
   int64_t pod_ready_delay_ms = 500;
   int64_t watch_history = 200000;
   int threads = 1;
+  bool no_scheduler = false;
+  int scheduler_parallelism = 0;
 
   po::options_description desc("copse local [flags]");
   desc.add_options()("help,h", "show this help")(
@@ -78,7 +82,11 @@ int RunLocal(int argc, char** argv) {
       "delay before a bound pod becomes Running and Ready")(
       "watch-history", po::value(&watch_history)->default_value(watch_history),
       "watch events kept for resuming watches (older versions get 410 Gone)")(
-      "threads", po::value(&threads)->default_value(threads), "API server I/O threads");
+      "threads", po::value(&threads)->default_value(threads), "API server I/O threads")(
+      "no-scheduler", po::bool_switch(&no_scheduler),
+      "do not run the scheduler (pods with schedulerName copse-scheduler stay pending)")(
+      "parallelism", po::value(&scheduler_parallelism)->default_value(0),
+      "scheduler threads for parallel Filter/Score (0: one per core)");
 
   po::variables_map vm;
   try {
@@ -147,10 +155,40 @@ int RunLocal(int argc, char** argv) {
     return 1;
   }
 
+  // The scheduler talks to the API server like any client, over loopback HTTP.
+  std::unique_ptr<kube::IoThread> scheduler_io;
+  std::unique_ptr<Scheduler> scheduler;
+  if (!no_scheduler) {
+    scheduler_io = std::make_unique<kube::IoThread>(2);
+    kube::ClientConfig config;
+    config.server = (*server)->http_url();
+    config.token = token;
+    config.max_connections = 64;
+    auto client = kube::Client::Create(config, scheduler_io->executor());
+    if (!client.ok()) {
+      std::cerr << "copse local: scheduler client: " << client.error().ToString() << "\n";
+      return 1;
+    }
+    SchedulerOptions scheduler_options;
+    scheduler_options.parallelism = scheduler_parallelism;
+    auto created = Scheduler::Create(*client, scheduler_options);
+    if (!created.ok()) {
+      std::cerr << "copse local: scheduler: " << created.error().ToString() << "\n";
+      return 1;
+    }
+    scheduler = std::move(created).value();
+    scheduler->Start();
+    if (!scheduler->WaitForSync(std::chrono::seconds(30))) {
+      std::cerr << "copse local: scheduler informers did not sync within 30s\n";
+      return 1;
+    }
+  }
+
   kubeconfig_out = std::filesystem::absolute(kubeconfig_out).string();
   std::cout << "copse local: API server " << (*server)->https_url() << " (plain HTTP "
             << (*server)->http_url() << "), " << nodes << " synthetic nodes"
-            << (topology_text.empty() ? "" : " in topology " + topology_text) << "\n"
+            << (topology_text.empty() ? "" : " in topology " + topology_text)
+            << (scheduler ? ", scheduler copse-scheduler" : ", no scheduler") << "\n"
             << "  export KUBECONFIG=" << kubeconfig_out << "\n"
             << "  kubectl get nodes -L copse.dev/rack\n"
             << "copse local: ready" << std::endl;
@@ -158,6 +196,9 @@ int RunLocal(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << "copse local: shutting down (signal " << sig << ")" << std::endl;
+  if (scheduler) scheduler->Stop();
+  scheduler.reset();
+  scheduler_io.reset();
   (*server)->Stop();
   simulator.Stop();
   return 0;
