@@ -10,15 +10,18 @@ namespace copse::topology {
 
 void DomainPacker::Reset(const DomainTree& tree, uint32_t level, DomainId d) {
   const PositionRange p = tree.positions(level, d);
-  Start(tree, p.begin, p.end);
+  Start(tree, level, d, p.begin, p.end);
 }
 
 void DomainPacker::ResetAll(const DomainTree& tree) {
-  Start(tree, 0, static_cast<uint32_t>(tree.num_nodes()));
+  Start(tree, 0, kNoDomain, 0, static_cast<uint32_t>(tree.num_nodes()));
 }
 
-void DomainPacker::Start(const DomainTree& tree, uint32_t begin, uint32_t end) {
+void DomainPacker::Start(const DomainTree& tree, uint32_t level, DomainId domain, uint32_t begin,
+                         uint32_t end) {
   tree_ = &tree;
+  level_ = level;
+  domain_ = domain;
   begin_ = begin;
   end_ = end;
   stride_ = tree.num_resources();
@@ -204,6 +207,39 @@ uint64_t DomainPacker::CountFit(const PodClass& cls, uint32_t level, DomainId d)
   const PositionRange p = tree_->positions(level, d);
   COPSE_CHECK(p.begin >= begin_ && p.end <= end_) << "domain outside the packer's domain";
   return CountRange(MakeShape(cls.request), cls, p.begin, p.end);
+}
+
+void DomainPacker::RankRemaining(uint32_t level, std::span<const ClassDemand> classes,
+                                 const RankOptions& options, std::vector<RankedDomain>& out) const {
+  COPSE_CHECK(tree_ != nullptr) << "DomainPacker used before Reset";
+  COPSE_CHECK(level < tree_->num_levels() && (domain_ == kNoDomain || level >= level_))
+      << "level " << level << " outside the packer's domain";
+  out.clear();
+  Demand demand;
+  for (const ClassDemand& c : classes) demand.Add(c.cls.request, c.count);
+  const ResourceId measure = options.measure.value_or(DominantResource(*tree_, demand.total));
+  const int64_t needed = demand.total.Get(measure);
+  const bool tightest = options.order == RankOrder::kTightestFirst;
+  const DomainRange range =
+      domain_ == kNoDomain ? tree_->domains(level) : tree_->Descendants(level_, domain_, level);
+  for (DomainId d : range) {
+    if (options.require_fit) {
+      bool fits = true;
+      for (size_t r = 0; r < demand.total.size() && fits; ++r) {
+        const auto rid = static_cast<ResourceId>(r);
+        const int64_t amount = demand.total.Get(rid);
+        if (amount > 0 && RemainingFree(level, d, rid) < amount) fits = false;
+      }
+      for (size_t i = 0; i < classes.size() && fits; ++i) {
+        if (classes[i].count > 0 && CountFit(classes[i].cls, level, d) < classes[i].count)
+          fits = false;
+      }
+      if (!fits) continue;
+    }
+    const int64_t free = RemainingFree(level, d, measure);
+    out.push_back({d, tightest ? free - needed : free});
+  }
+  OrderAndCap(*tree_, level, options, out);
 }
 
 }  // namespace copse::topology

@@ -45,6 +45,7 @@
 #include "core/snapshot.h"
 #include "topology/domain_tree.h"
 #include "topology/fit.h"
+#include "topology/rank.h"
 
 namespace copse::topology {
 
@@ -100,6 +101,15 @@ class DomainPacker {
   // packer's domain), like fit.h's count but on the remaining capacity.
   uint64_t CountFit(const PodClass& cls, uint32_t level, DomainId d) const noexcept;
 
+  // Ranks the domains at `level` inside the packer's domain (level >= the
+  // packer's level) like RankDomains, but on the remaining capacity: a
+  // candidate can hold every class's count when placed alone and the summed
+  // requests; options.within is ignored. This is how nested subgroups choose
+  // among their parent's racks after siblings took their share.
+  // O(nodes in the packer's domain x (classes + resources)).
+  void RankRemaining(uint32_t level, std::span<const ClassDemand> classes,
+                     const RankOptions& options, std::vector<RankedDomain>& out) const;
+
   // Number of nodes in the packer's domain.
   size_t num_nodes() const noexcept { return end_ - begin_; }
 
@@ -111,7 +121,7 @@ class DomainPacker {
     std::array<ResourceId, kMaxResources> ids{};
     std::array<int64_t, kMaxResources> amounts{};
   };
-  void Start(const DomainTree& tree, uint32_t begin, uint32_t end);
+  void Start(const DomainTree& tree, uint32_t level, DomainId domain, uint32_t begin, uint32_t end);
   Shape MakeShape(const ResourceVector& request) const noexcept;
   // Pods of `shape` that fit on the node at `slot` (offset from begin_).
   int64_t SlotFit(const Shape& shape, size_t slot) const noexcept;
@@ -125,7 +135,9 @@ class DomainPacker {
                       uint32_t end) const noexcept;
 
   const DomainTree* tree_ = nullptr;
-  uint32_t begin_ = 0;  // positions in tree_->node_order()
+  uint32_t level_ = 0;
+  DomainId domain_ = kNoDomain;  // kNoDomain after ResetAll
+  uint32_t begin_ = 0;           // positions in tree_->node_order()
   uint32_t end_ = 0;
   size_t stride_ = 0;               // resources per node in remaining_
   std::vector<int64_t> remaining_;  // [(position - begin_) * stride_ + r]

@@ -85,6 +85,12 @@ void RankDomains(const DomainTree& tree, uint32_t level, const Demand& demand,
     out.push_back({d, tightest ? free - needed : free});
   }
 
+  OrderAndCap(tree, level, options, out);
+}
+
+void OrderAndCap(const DomainTree& tree, uint32_t level, const RankOptions& options,
+                 std::vector<RankedDomain>& out) {
+  const bool tightest = options.order == RankOrder::kTightestFirst;
   auto better = [&](const RankedDomain& a, const RankedDomain& b) {
     if (a.key != b.key) return tightest ? a.key < b.key : a.key > b.key;
     const std::string_view na = tree.name(level, a.domain);

@@ -108,4 +108,10 @@ struct RankedDomain {
 void RankDomains(const DomainTree& tree, uint32_t level, const Demand& demand,
                  const RankOptions& options, std::vector<RankedDomain>& out);
 
+// Steps 2 (order, with `out`'s keys already filled) and 3 (cap) of
+// RankDomains, for rankings computed from other capacities
+// (DomainPacker::RankRemaining).
+void OrderAndCap(const DomainTree& tree, uint32_t level, const RankOptions& options,
+                 std::vector<RankedDomain>& out);
+
 }  // namespace copse::topology

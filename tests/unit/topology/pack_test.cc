@@ -290,10 +290,31 @@ TEST(DomainPacker, NestedSubdomainPlacementSharesTheLedger) {
   EXPECT_EQ(packer.CountFit(worker, 2, 2), 1u);
   EXPECT_EQ(packer.CountFit(worker, 1, 1), 5u);
   EXPECT_FALSE(packer.TryPlace(replica, 2, 2).ok);
+
+  // Ranking the block's racks on what is left: rack 2 has 4 GPUs, rack 3 16.
+  std::vector<RankedDomain> ranked;
+  const std::vector<ClassDemand> one = {{worker, 1}};
+  const std::vector<ClassDemand> two = {{worker, 2}};
+  RankOptions most_free;
+  most_free.order = RankOrder::kMostFreeFirst;
+  packer.RankRemaining(2, one, most_free, ranked);
+  EXPECT_EQ(ranked, (std::vector<RankedDomain>{{3, 16}, {2, 4}}));
+  packer.RankRemaining(2, one, {}, ranked);  // tightest: 4 - 4, 16 - 4
+  EXPECT_EQ(ranked, (std::vector<RankedDomain>{{2, 0}, {3, 12}}));
+  packer.RankRemaining(2, two, {}, ranked);  // rack 2 fits only one more
+  EXPECT_EQ(ranked, (std::vector<RankedDomain>{{3, 8}}));
+  packer.RankRemaining(1, two, {}, ranked);
+  EXPECT_EQ(ranked, (std::vector<RankedDomain>{{1, 12}}));
+
   ASSERT_TRUE(packer.TryPlace(replica, 2, 3).ok);
   EXPECT_EQ(packer.RemainingFree(1, 1, cluster.gpu), 8);
   // Nodes outside the packer's domain have no remaining capacity in it.
   EXPECT_EQ(packer.remaining(0, cluster.gpu), 0);
+
+  // After ResetAll every domain of the level is a candidate.
+  packer.ResetAll(tree);
+  packer.RankRemaining(2, two, {}, ranked);
+  EXPECT_EQ(ranked.size(), 4u);
 }
 
 }  // namespace
