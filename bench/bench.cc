@@ -15,10 +15,13 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 1> kScenarios{{
+  static const std::array<Scenario, 2> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench},
+      {"basic",
+       "scheduler_perf SchedulingBasic: 5,000 nodes, 1,000 init + 10,000 measured pods, end to end",
+       &RunBasicBench},
   }};
   return kScenarios;
 }

@@ -77,5 +77,6 @@ std::string ToJson(const BenchResult& result);
 
 // Scenario implementations (one file each).
 Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench
