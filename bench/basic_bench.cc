@@ -188,6 +188,7 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
   auto client = kube::Client::Create(config, io->executor());
   if (!client.ok()) return client.error();
   scheduler::SchedulerOptions scheduler_options;
+  scheduler_options.record_events = getenv("COPSE_BENCH_EVENTS") == nullptr || std::string(getenv("COPSE_BENCH_EVENTS")) != "0";
   auto created = scheduler::Scheduler::Create(*client, scheduler_options);
   if (!created.ok()) return created.error();
   std::unique_ptr<scheduler::Scheduler> sched = std::move(created).value();

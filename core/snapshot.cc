@@ -190,7 +190,9 @@ size_t Snapshot::Sync(std::span<const NodeInfo* const> nodes) {
   size_t copied = 0;
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
     const NodeInfo& node = *nodes[n];
-    if (n < old_size && names_[n] == node.name() && generations_[n] == node.generation()) continue;
+    // Generations come from one process-wide counter, so an equal (non-zero)
+    // generation means this very node state: no name comparison needed.
+    if (n < old_size && generations_[n] == node.generation() && generations_[n] != 0) continue;
     WriteRow(n, node);
     ++copied;
   }

@@ -72,6 +72,9 @@ void Cache::FinishBinding(std::string_view uid) {
   if (it == pods_.end() || !it->second.assumed) return;
   it->second.binding_finished = true;
   it->second.deadline = clock_.Now() + assumed_ttl_;
+  if (assumed_ttl_ != Clock::Duration::zero()) {
+    expiry_.emplace_back(it->second.deadline, it->second.pod->uid);
+  }
 }
 
 void Cache::ForgetPod(std::string_view uid) {
@@ -131,19 +134,19 @@ std::vector<std::shared_ptr<const PodInfo>> Cache::CleanupExpiredAssumedPods() {
   std::vector<std::shared_ptr<const PodInfo>> expired;
   if (assumed_ttl_ == Clock::Duration::zero()) return expired;
   std::lock_guard lock(mu_);
-  if (assumed_count_ == 0) return expired;
   const Clock::TimePoint now = clock_.Now();
-  for (auto it = pods_.begin(); it != pods_.end();) {
+  while (!expiry_.empty() && expiry_.front().first <= now) {
+    const std::string uid = std::move(expiry_.front().second);
+    expiry_.pop_front();
+    auto it = pods_.find(uid);
+    if (it == pods_.end()) continue;
     PodState& state = it->second;
-    if (state.assumed && state.binding_finished && now >= state.deadline) {
-      DetachLocked(state);
-      expired.push_back(state.pod);
-      --assumed_count_;
-      ++expired_;
-      it = pods_.erase(it);
-    } else {
-      ++it;
-    }
+    if (!state.assumed || !state.binding_finished || now < state.deadline) continue;
+    DetachLocked(state);
+    expired.push_back(state.pod);
+    --assumed_count_;
+    ++expired_;
+    pods_.erase(it);
   }
   return expired;
 }

@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -126,6 +127,10 @@ class Cache {
   StringMap<size_t> node_index_;
   StringMap<PodState> pods_;
   size_t assumed_count_ = 0;
+  // (deadline, uid) of assumed pods whose bind finished, in deadline order
+  // (the TTL is fixed); entries of pods confirmed or forgotten meanwhile are
+  // skipped when they reach the front.
+  std::deque<std::pair<Clock::TimePoint, std::string>> expiry_;
   uint64_t expired_ = 0;
   std::map<std::string, Labels, std::less<>> namespaces_;
   bool namespaces_dirty_ = true;

@@ -5,10 +5,12 @@
 namespace copse::scheduler {
 
 std::span<const Command> Commands() {
-  static const std::array<Command, 2> kCommands{{
+  static const Command kCommands[] = {
       {"local", "embedded API server, synthetic nodes and node simulator on loopback", &RunLocal},
+      {"run", "the scheduler against a cluster (--kubeconfig F | --in-cluster), leader-elected",
+       &RunRun},
       {"bench", "benchmarks on synthetic clusters (copse bench --list)", &RunBench},
-  }};
+  };
   return kCommands;
 }
 

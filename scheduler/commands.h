@@ -19,5 +19,6 @@ std::span<const Command> Commands();
 
 int RunLocal(int argc, char** argv);  // scheduler/cmd_local.cc
 int RunBench(int argc, char** argv);  // scheduler/cmd_bench.cc
+int RunRun(int argc, char** argv);    // scheduler/cmd_run.cc
 
 }  // namespace copse::scheduler

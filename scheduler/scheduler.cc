@@ -30,6 +30,7 @@
 #include "scheduler/api_writer.h"
 #include "scheduler/cache.h"
 #include "scheduler/convert.h"
+#include "scheduler/config/metrics.h"
 #include "scheduler/queue_events.h"
 
 namespace copse::scheduler {
@@ -110,6 +111,7 @@ struct Scheduler::Impl {
   mutable std::mutex stats_mu;
   SchedulerStats stats;
   Clock::TimePoint last_unschedulable_flush{};
+  Clock::TimePoint last_metrics_update{};
 
   // ---- helpers ----
   std::optional<size_t> ProfileIndex(std::string_view scheduler_name) const {
@@ -269,7 +271,21 @@ struct Scheduler::Impl {
       if (!unit.has_value()) continue;
       const auto start = std::chrono::steady_clock::now();
       if (unit->kind() == queue::UnitKind::kPod) {
+        const std::string scheduler_name = unit->pod().scheduler_name;
+        const SchedulerStats before = CurrentStats();
         SchedulePodUnit(*unit);
+        if (options.metrics != nullptr) {
+          const SchedulerStats after = CurrentStats();
+          config::AttemptResult r = after.scheduled > before.scheduled
+                                        ? config::AttemptResult::kScheduled
+                                    : after.unschedulable > before.unschedulable
+                                        ? config::AttemptResult::kUnschedulable
+                                        : config::AttemptResult::kError;
+          if (after.attempts > before.attempts) {
+            options.metrics->ObserveScheduleAttempt(scheduler_name, r,
+                                                    std::chrono::steady_clock::now() - start);
+          }
+        }
       } else {
         // Gang units arrive with the Workload Scheduling Cycle.
         queue->Done(unit->key());
@@ -282,9 +298,23 @@ struct Scheduler::Impl {
     DrainCompletions();
   }
 
+  SchedulerStats CurrentStats() {
+    std::lock_guard lock(stats_mu);
+    return stats;
+  }
+
   void RunTimers() {
     queue->FlushBackoffQCompleted();
     const Clock::TimePoint now = clock->Now();
+    if (options.metrics != nullptr && now - last_metrics_update >= std::chrono::milliseconds(500)) {
+      last_metrics_update = now;
+      const queue::PendingCounts pending = queue->PendingPods();
+      options.metrics->SetPendingPods(static_cast<int64_t>(pending.active),
+                                      static_cast<int64_t>(pending.backoff),
+                                      static_cast<int64_t>(pending.unschedulable),
+                                      static_cast<int64_t>(pending.gated));
+      options.metrics->SetBindsInFlight(static_cast<int64_t>(writer->stats().in_flight));
+    }
     if (now - last_unschedulable_flush >= options.unschedulable_flush_interval) {
       last_unschedulable_flush = now;
       queue->FlushUnschedulablePodsLeftover();
@@ -498,6 +528,7 @@ struct Scheduler::Impl {
                                "Successfully assigned " + pod.FullName() + " to " + pod.node_name);
       } else {
         Count(&SchedulerStats::bind_failures);
+        if (options.metrics != nullptr) options.metrics->IncBindFailures();
         cache->ForgetPod(pod.uid);
         batch.valid = false;
         plugins::CycleState state;
@@ -536,6 +567,7 @@ struct Scheduler::Impl {
     std::optional<std::string> nominated;
     if (result.post_filter.has_value()) {
       const plugins::PostFilterResult& pf = *result.post_filter;
+      if (options.metrics != nullptr) options.metrics->IncPreemptionAttempts();
       if (pf.status.IsSuccess() && pf.nominated_node.has_value()) {
         nominated = snapshot->node_name(*pf.nominated_node);
         ActuatePreemption(pod, *nominated, pf.victims);
@@ -558,6 +590,7 @@ struct Scheduler::Impl {
       ++stats.preemption_attempts;
       stats.preemption_victims += victims.size();
     }
+    if (options.metrics != nullptr) options.metrics->ObservePreemptionVictims(victims.size());
     auto nominated = std::make_shared<PodInfo>(preemptor);
     nominated->nominated_node_name = node;
     queue->AddNominatedPod(nominated, node);

@@ -54,6 +54,9 @@ class SchedulingQueue;
 namespace copse::scheduler {
 
 class Cache;
+namespace config {
+class SchedulerMetrics;
+}
 
 struct SchedulerOptions {
   // Profiles (schedulerName + plugins). Empty: DefaultProfile("copse-scheduler").
@@ -75,6 +78,9 @@ struct SchedulerOptions {
   bool record_events = true;
   uint64_t seed = 0;  // 0: random
   std::shared_ptr<const Clock> clock;  // default RealClock
+  // Prometheus metrics to update (attempts, durations, pending pods,
+  // preemption, binds); null: none. Must outlive the scheduler.
+  config::SchedulerMetrics* metrics = nullptr;
 };
 
 struct SchedulerStats {

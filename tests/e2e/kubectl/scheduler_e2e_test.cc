@@ -1,0 +1,147 @@
+// The scheduler through the binary and kubectl: `copse local` schedules a pod
+// created with kubectl (nodeName, PodScheduled, Scheduled event, an
+// unschedulable pod's kube-style message), and `copse run` against a
+// `copse local --no-scheduler` takes the leader Lease, schedules, and serves
+// /readyz and /metrics.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <thread>
+
+#include "tests/e2e/kubectl/harness.h"
+
+namespace copse::e2e {
+namespace {
+
+using json = nlohmann::json;
+
+const char kScheduledPod[] = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: sched-me
+  namespace: default
+spec:
+  schedulerName: copse-scheduler
+  containers:
+  - name: main
+    image: registry.k8s.io/pause:3.10
+    resources:
+      requests:
+        cpu: "1"
+        memory: 1Gi
+)";
+
+const char kHugePod[] = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: too-big
+  namespace: default
+spec:
+  schedulerName: copse-scheduler
+  containers:
+  - name: main
+    image: registry.k8s.io/pause:3.10
+    resources:
+      requests:
+        cpu: "1000"
+)";
+
+// Polls `fn` (a kubectl query) until it returns true or the deadline passes.
+bool Eventually(const std::function<bool()>& fn,
+                std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fn()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return fn();
+}
+
+json GetJson(LocalCluster& cluster, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"get"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("-o");
+  argv.push_back("json");
+  auto r = cluster.Kubectl(argv);
+  if (r.exit_code != 0) return json();
+  return json::parse(r.out, nullptr, false);
+}
+
+TEST(SchedulerE2E, CopseLocalSchedulesPodsCreatedWithKubectl) {
+  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  LocalCluster cluster({"--nodes", "4", "--node-shape", "cpu=8,memory=32Gi"});
+  ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
+  auto created = cluster.Kubectl({"apply", "-f", cluster.WriteFile("pod.yaml", kScheduledPod)});
+  ASSERT_EQ(created.exit_code, 0) << created.out;
+  created = cluster.Kubectl({"apply", "-f", cluster.WriteFile("huge.yaml", kHugePod)});
+  ASSERT_EQ(created.exit_code, 0) << created.out;
+
+  ASSERT_TRUE(Eventually([&] {
+    json pod = GetJson(cluster, {"pod", "sched-me"});
+    return pod.is_object() && pod["spec"].value("nodeName", "").starts_with("node-");
+  }));
+  ASSERT_TRUE(Eventually([&] {
+    json events = GetJson(cluster, {"events"});
+    if (!events.is_object()) return false;
+    for (const auto& e : events["items"]) {
+      if (e.value("reason", "") == "Scheduled" &&
+          e["involvedObject"].value("name", "") == "sched-me") {
+        return e.value("message", "").starts_with("Successfully assigned default/sched-me to node-");
+      }
+    }
+    return false;
+  }));
+  std::string message;
+  ASSERT_TRUE(Eventually([&] {
+    json pod = GetJson(cluster, {"pod", "too-big"});
+    if (!pod.is_object()) return false;
+    for (const auto& c : pod["status"].value("conditions", json::array())) {
+      if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") {
+        message = c.value("message", "");
+        return c.value("reason", "") == "Unschedulable";
+      }
+    }
+    return false;
+  }));
+  EXPECT_EQ(message,
+            "0/4 nodes are available: 4 Insufficient cpu. preemption: 0/4 nodes are available: 4 "
+            "No preemption victims found for incoming pod.");
+}
+
+TEST(SchedulerE2E, CopseRunTakesTheLeaseSchedulesAndServesMetrics) {
+  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  LocalCluster cluster({"--nodes", "2", "--no-scheduler"});
+  ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
+  (void)cluster.Kubectl({"create", "namespace", "kube-system"});
+  Process run({COPSE_BINARY, "run", "--kubeconfig", cluster.kubeconfig(), "--ops-port", "0"});
+  ASSERT_TRUE(run.WaitForLine("leading as", std::chrono::seconds(30))) << run.seen();
+  std::smatch m;
+  const std::string seen = run.seen();
+  ASSERT_TRUE(std::regex_search(seen, m, std::regex(R"(ops server (http://[0-9.:]+))"))) << seen;
+  const std::string ops = m[1];
+
+  auto created = cluster.Kubectl({"apply", "-f", cluster.WriteFile("pod.yaml", kScheduledPod)});
+  ASSERT_EQ(created.exit_code, 0) << created.out;
+  ASSERT_TRUE(Eventually([&] {
+    json pod = GetJson(cluster, {"pod", "sched-me"});
+    return pod.is_object() && !pod["spec"].value("nodeName", "").empty();
+  }));
+  json lease = GetJson(cluster, {"lease", "-n", "kube-system", "copse-scheduler"});
+  ASSERT_TRUE(lease.is_object());
+  EXPECT_FALSE(lease["spec"].value("holderIdentity", "").empty());
+
+  auto ready = RunCommand({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", ops + "/readyz"});
+  EXPECT_EQ(ready.out, "200");
+  ASSERT_TRUE(Eventually([&] {
+    auto metrics = RunCommand({"curl", "-s", ops + "/metrics"});
+    return metrics.out.find(
+               R"(scheduler_schedule_attempts_total{profile="copse-scheduler",result="scheduled"} 1)") !=
+           std::string::npos;
+  }, std::chrono::seconds(10)));
+}
+
+}  // namespace
+}  // namespace copse::e2e
