@@ -137,6 +137,7 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
     }
   };
 
+  double phase_cpu = ProcessCpuSeconds();
   const double create_s = RunConcurrently(
       io, pods, kWorkers, progress, "create", [&](int64_t i) -> asio::awaitable<void> {
         const auto t0 = Clock::now();
@@ -144,6 +145,7 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
         create_latency[static_cast<size_t>(i)] = (Clock::now() - t0).count();
         if (!r.ok()) note_error(r.error());
       });
+  const double create_cpu = ProcessCpuSeconds() - phase_cpu;
   const int64_t rss_after_create = CurrentRssBytes();
 
   // List everything, paginated.
@@ -164,6 +166,7 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
   progress.Done("list", listed, list_s);
 
   std::vector<int64_t> bind_latency(static_cast<size_t>(pods));
+  phase_cpu = ProcessCpuSeconds();
   const double bind_s = RunConcurrently(
       io, pods, kWorkers, progress, "bind", [&](int64_t i) -> asio::awaitable<void> {
         const auto t0 = Clock::now();
@@ -172,6 +175,7 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
         bind_latency[static_cast<size_t>(i)] = (Clock::now() - t0).count();
         if (!st.ok()) note_error(st.error());
       });
+  const double bind_cpu = ProcessCpuSeconds() - phase_cpu;
 
   // Replay every event since the start on a fresh watch.
   const int64_t expected_events = pods * 2;
@@ -222,6 +226,10 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
   result.extras["binds_per_second"] = binds_per_s;
   result.extras["bind_p50_ms"] = PercentileMs(bind_latency, 50);
   result.extras["bind_p99_ms"] = PercentileMs(bind_latency, 99);
+  // CPU (client and server together, this process) per request: less
+  // sensitive than throughput to other load on the machine.
+  result.extras["create_cpu_us_per_pod"] = create_cpu * 1e6 / static_cast<double>(pods);
+  result.extras["bind_cpu_us_per_pod"] = bind_cpu * 1e6 / static_cast<double>(pods);
   result.extras["list_seconds"] = list_s;
   result.extras["watch_events"] = static_cast<double>(replayed);
   result.extras["watch_events_per_second"] = events_per_s;
