@@ -410,8 +410,8 @@ class Validator {
       std::string chain;
       for (size_t member : path) chain += spec_.sub_groups[member].name + " -> ";
       chain += spec_.sub_groups[i].name;
-      Add(FieldPaths::Node(i) + ".parent", "Invalid value: " + Quote(spec_.sub_groups[i].parent) +
-                                               ": parent cycle: " + chain);
+      Add(FieldPaths::Node(i) + ".parent",
+          "Invalid value: " + Quote(spec_.sub_groups[i].parent) + ": parent cycle: " + chain);
     }
   }
 
@@ -457,8 +457,9 @@ class Validator {
   }
 
   void CheckTopology(std::optional<size_t> index) {
-    const TopologyConstraint& constraint =
-        index.has_value() ? spec_.sub_groups[*index].topology_constraint : spec_.topology_constraint;
+    const TopologyConstraint& constraint = index.has_value()
+                                               ? spec_.sub_groups[*index].topology_constraint
+                                               : spec_.topology_constraint;
     if (constraint.empty()) return;
     const TopologyDefinition* topology = nullptr;
     const std::vector<TopologyDefinition>* known = options_.topologies;
@@ -490,9 +491,9 @@ class Validator {
     if (level.empty()) return;
     if (topology == nullptr) {
       if (Status valid = ValidateLabelKey(level); !valid.ok()) {
-        Add(paths_.Constraint(index, field),
-            "Invalid value: " + Quote(level) + ": must be a node label key (" +
-                valid.error().message + ")");
+        Add(paths_.Constraint(index, field), "Invalid value: " + Quote(level) +
+                                                 ": must be a node label key (" +
+                                                 valid.error().message + ")");
       }
       return;
     }
@@ -509,7 +510,8 @@ class Validator {
 
 }  // namespace
 
-std::vector<std::string> GangSpecErrors(const GangSpec& spec, const GangValidationOptions& options) {
+std::vector<std::string> GangSpecErrors(const GangSpec& spec,
+                                        const GangValidationOptions& options) {
   return Validator(spec, options).Run();
 }
 
@@ -534,8 +536,7 @@ std::vector<std::string> GangSpecWarnings(const GangSpec& spec,
     if (min_member <= need) return;
     warnings.push_back(paths.MinMember(index) + ": " + std::to_string(min_member) +
                        " is more than the " + std::to_string(need) + " pods its " +
-                       std::to_string(required.size()) +
-                       " required subgroups need (minSubGroup " +
+                       std::to_string(required.size()) + " required subgroups need (minSubGroup " +
                        std::to_string(spec.MinSubGroup(node)) +
                        " × their minMember): it needs pods beyond its subgroups' minimums");
   };

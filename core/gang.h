@@ -71,7 +71,8 @@ enum class Preemptibility : uint8_t { kPreemptible, kNonPreemptible, kSemiPreemp
 // PodGroup (the whole group goes together).
 enum class DisruptionMode : uint8_t { kPod, kPodGroup };
 
-std::string_view GangSourceName(GangSource source) noexcept;  // "scheduling.k8s.io/v1alpha2 PodGroup"
+// "scheduling.k8s.io/v1alpha2 PodGroup" | "scheduling.copse.dev/v1alpha1 PodGroup".
+std::string_view GangSourceName(GangSource source) noexcept;
 std::string_view GangPolicyName(GangPolicy policy) noexcept;  // "basic" | "gang"
 // "preemptible" | "non-preemptible" | "semi-preemptible" (the API spelling).
 std::string_view PreemptibilityName(Preemptibility value) noexcept;
@@ -237,7 +238,7 @@ Status ValidateGangSpec(const GangSpec& spec, const GangValidationOptions& optio
 //   (minSubGroup 3 × their minMember): it needs pods beyond its subgroups' minimums
 // With topologies: a preferred level outside (above) the required level, which
 // then cannot help.
-std::vector<std::string> GangSpecWarnings(const GangSpec& spec,
-                                          const std::vector<TopologyDefinition>* topologies = nullptr);
+std::vector<std::string> GangSpecWarnings(
+    const GangSpec& spec, const std::vector<TopologyDefinition>* topologies = nullptr);
 
 }  // namespace copse

@@ -20,8 +20,7 @@ constexpr size_t kMaxDepth = 512;
 bool IsDigits(std::string_view s, bool hex = false) noexcept {
   if (s.empty()) return false;
   for (char c : s) {
-    bool ok = (c >= '0' && c <= '9') ||
-              (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
+    bool ok = (c >= '0' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
     if (!ok) return false;
   }
   return true;
@@ -161,7 +160,8 @@ class Converter {
     if (base != 0 && IsDigits(digits, base == 16) &&
         (base != 8 || digits.find_first_of("89") == std::string_view::npos)) {
       uint64_t magnitude = 0;
-      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+      auto [end, ec] =
+          std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
       const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
       if (ec != std::errc() || end != digits.data() + digits.size() || magnitude > limit) {
         return Fail(path, "integer " + text + " does not fit in 64 bits");

@@ -27,7 +27,8 @@
 namespace copse::deploy {
 
 struct EmbeddedFile {
-  std::string_view path;     // relative to deploy/, e.g. "crds/copse/scheduling.copse.dev_podgroups.yaml"
+  // Relative to deploy/, e.g. "crds/copse/scheduling.copse.dev_podgroups.yaml".
+  std::string_view path;
   std::string_view content;  // the file's bytes
 };
 

@@ -276,8 +276,7 @@ Result<GangSpec> PodGroup::ToGangSpec() const {
   return gang;
 }
 
-std::string PodGroup::StatusPatch(const PodGroupStatus& status,
-                                  std::string_view resource_version) {
+std::string PodGroup::StatusPatch(const PodGroupStatus& status, std::string_view resource_version) {
   Json j = Json::object();
   j["conditions"] = ConditionsJson(status.conditions);
   return WrapStatusPatch(std::move(j), resource_version);

@@ -219,7 +219,8 @@ std::vector<std::string> SchedulingFieldErrors(
     out.policy = GangPolicy::kBasic;
     out.min_member = 0;
   } else {
-    errors.push_back("spec.schedulingPolicy: Required value: exactly one of basic, gang must be set");
+    errors.push_back(
+        "spec.schedulingPolicy: Required value: exactly one of basic, gang must be set");
   }
   if (disruption_mode.has_value()) {
     Result<DisruptionMode> mode = ParseDisruptionMode(*disruption_mode);
@@ -286,7 +287,8 @@ Result<GangSpec> GangSpecFromSchedulingFields(
   GangSpec spec;
   spec.priority_class_name = priority_class_name;
   spec.priority = priority;
-  std::vector<std::string> errors = SchedulingFieldErrors(policy, constraints, disruption_mode, spec);
+  std::vector<std::string> errors =
+      SchedulingFieldErrors(policy, constraints, disruption_mode, spec);
   if (!errors.empty()) return MakeError(ErrorCode::kInvalid, JoinErrors(errors));
   return spec;
 }
@@ -320,9 +322,8 @@ Status Workload::Validate() const {
       errors.push_back(prefix + ".name: Duplicate value: " + Quote(t.name));
     }
     GangSpec ignored;
-    for (std::string& error :
-         SchedulingFieldErrors(t.scheduling_policy, t.scheduling_constraints, t.disruption_mode,
-                               ignored)) {
+    for (std::string& error : SchedulingFieldErrors(t.scheduling_policy, t.scheduling_constraints,
+                                                    t.disruption_mode, ignored)) {
       // "spec.x: ..." -> "spec.podGroupTemplates[i].x: ..."
       errors.push_back(prefix + error.substr(4));
     }

@@ -168,7 +168,8 @@ TEST(WorkloadCodec, SwitchingPolicyRewritesTheUnion) {
   policy.basic = false;
   policy.gang = GangSchedulingPolicy{3};
   json out = json::parse(w->Encode());
-  EXPECT_EQ(out["spec"]["podGroupTemplates"][1]["schedulingPolicy"], json({{"gang", {{"minCount", 3}}}}));
+  EXPECT_EQ(out["spec"]["podGroupTemplates"][1]["schedulingPolicy"],
+            json({{"gang", {{"minCount", 3}}}}));
 }
 
 TEST(WorkloadCodec, DecodeErrorsNameTheField) {
@@ -364,7 +365,8 @@ TEST(PodGroupToGangSpec, ErrorsNameTheField) {
               HasSubstr("spec.schedulingConstraints.topologyConstraints[0].topologyKey: Invalid "
                         "value: \"bad key/x/y\": must be a node label key"));
   pg.spec.scheduling_constraints->topology_constraints = {{""}};
-  EXPECT_EQ(error_of(pg), "spec.schedulingConstraints.topologyConstraints[0].topologyKey: Required value");
+  EXPECT_EQ(error_of(pg),
+            "spec.schedulingConstraints.topologyConstraints[0].topologyKey: Required value");
   pg.spec.scheduling_constraints->topology_constraints.clear();
   pg.spec.scheduling_constraints->topology = {{"x y"}};
   EXPECT_THAT(error_of(pg), HasSubstr("spec.schedulingConstraints.topology[0].key: Invalid value"));
@@ -419,8 +421,8 @@ TEST(PodGroupStatus, ScheduledConditionIsStickyAndPatchCarriesTheWholeList) {
   EXPECT_EQ(conditions[0].status, "True");
   EXPECT_EQ(conditions[0].last_transition_time, "2025-01-01T00:01:00Z");
   // Once True, never False again (KEP-4671 alpha rule).
-  EXPECT_FALSE(SetPodGroupScheduled(conditions, false, std::string(kReasonUnschedulable),
-                                    "0/4", "2025-01-01T00:02:00Z", 1));
+  EXPECT_FALSE(SetPodGroupScheduled(conditions, false, std::string(kReasonUnschedulable), "0/4",
+                                    "2025-01-01T00:02:00Z", 1));
   EXPECT_EQ(conditions[0].status, "True");
   ASSERT_EQ(conditions.size(), 1u);
 
@@ -438,13 +440,12 @@ TEST(PodGroupStatus, ScheduledConditionIsStickyAndPatchCarriesTheWholeList) {
   json patch = json::parse(PodGroup::StatusPatch(status, "42"));
   EXPECT_EQ(patch["metadata"]["resourceVersion"], "42");
   ASSERT_EQ(patch["status"]["conditions"].size(), 2u);
-  EXPECT_EQ(patch["status"]["conditions"][0],
-            json({{"type", "PodGroupScheduled"},
-                  {"status", "True"},
-                  {"reason", "Scheduled"},
-                  {"message", "4/4"},
-                  {"lastTransitionTime", "2025-01-01T00:01:00Z"},
-                  {"observedGeneration", 1}}));
+  EXPECT_EQ(patch["status"]["conditions"][0], json({{"type", "PodGroupScheduled"},
+                                                    {"status", "True"},
+                                                    {"reason", "Scheduled"},
+                                                    {"message", "4/4"},
+                                                    {"lastTransitionTime", "2025-01-01T00:01:00Z"},
+                                                    {"observedGeneration", 1}}));
   EXPECT_EQ(patch["status"]["conditions"][1]["type"], "DisruptionTarget");
   EXPECT_FALSE(json::parse(PodGroup::StatusPatch(status)).contains("metadata"));
 }
@@ -553,8 +554,7 @@ TEST(CopsePodGroupToGangSpec, ConvertsTheWholeTree) {
   EXPECT_EQ(gang->topology_constraint,
             (TopologyConstraint{"dc", "topology.kubernetes.io/zone", ""}));
   ASSERT_EQ(gang->sub_groups.size(), 8u);
-  EXPECT_EQ(gang->sub_groups[1].topology_constraint,
-            (TopologyConstraint{"", "rack", "hostname"}));
+  EXPECT_EQ(gang->sub_groups[1].topology_constraint, (TopologyConstraint{"", "rack", "hostname"}));
   EXPECT_EQ(gang->sub_groups[5].parent, "");
   EXPECT_EQ(gang->RequiredPods(kRootGroup), 28);
   EXPECT_EQ(gang->EffectiveTopology("prefill-0"), "dc");
@@ -607,8 +607,7 @@ TEST(CopsePodGroupStatus, PatchWritesEveryTypedField) {
                        "best rack rack-17 fits 6/8 pods: 2 Insufficient nvidia.com/gpu",
                        "2025-01-01T00:00:00Z", 3);
   json patch = json::parse(CopsePodGroup::StatusPatch(status));
-  EXPECT_EQ(patch,
-            json::parse(R"({"status":{"phase":"Unschedulable","scheduled":0,"ready":0,
+  EXPECT_EQ(patch, json::parse(R"({"status":{"phase":"Unschedulable","scheduled":0,"ready":0,
               "observedGeneration":null,
               "subGroups":[{"name":"prefill","scheduled":6,"ready":0},
                            {"name":"decode","scheduled":0,"ready":0}],

@@ -127,7 +127,8 @@ TEST(YamlToJson, ErrorsSayWhereAndWhat) {
             "spec.versions[0]: duplicate key \"name\"");
   EXPECT_EQ(YamlError("a: 1\n---\nx: {y: .inf}\n"),
             "document 2: x.y: the value .inf has no JSON representation");
-  EXPECT_EQ(YamlError("n: 9223372036854775808\n"), "n: integer 9223372036854775808 does not fit in 64 bits");
+  EXPECT_EQ(YamlError("n: 9223372036854775808\n"),
+            "n: integer 9223372036854775808 does not fit in 64 bits");
   EXPECT_EQ(YamlError("n: !custom 3\n"), "n: unsupported tag \"!custom\"");
   EXPECT_EQ(YamlError("? [a, b]\n: c\n"), "mapping keys must be scalars");
 }

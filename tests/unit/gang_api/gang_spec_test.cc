@@ -1,13 +1,13 @@
 // core/gang.h: the subgroup tree helpers, every validation rule (spec 002
 // Option 2, issue 5, KEP-4671) and the consistency warning.
 
-#include "core/gang.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "core/gang.h"
 
 namespace copse {
 namespace {
@@ -45,7 +45,7 @@ std::vector<std::string> Names(const GangSpec& g, const std::vector<size_t>& ind
 // scrambled so that order-of-appearance is what decides.
 GangSpec Dynamo() {
   GangSpec g = Gang(28, 2);
-  g.sub_groups = {Sub("prefill", "", 24, 3),   Sub("decode", "", 4, 1),
+  g.sub_groups = {Sub("prefill", "", 24, 3),      Sub("decode", "", 4, 1),
                   Sub("prefill-0", "prefill", 8), Sub("decode-0", "decode", 4),
                   Sub("prefill-1", "prefill", 8), Sub("prefill-2", "prefill", 8),
                   Sub("decode-1", "decode", 4),   Sub("prefill-3", "prefill", 8)};
@@ -71,8 +71,8 @@ TEST(GangTree, ChildrenLeavesAndOrderFollowTheSubGroupsList) {
   EXPECT_THAT(Names(g, g.DepthFirstOrder()),
               ElementsAre("prefill", "prefill-0", "prefill-1", "prefill-2", "prefill-3", "decode",
                           "decode-0", "decode-1"));
-  EXPECT_THAT(Names(g, g.Leaves()), ElementsAre("prefill-0", "prefill-1", "prefill-2",
-                                                "prefill-3", "decode-0", "decode-1"));
+  EXPECT_THAT(Names(g, g.Leaves()), ElementsAre("prefill-0", "prefill-1", "prefill-2", "prefill-3",
+                                                "decode-0", "decode-1"));
   EXPECT_THAT(Names(g, g.Subtree("decode")), ElementsAre("decode", "decode-0", "decode-1"));
   EXPECT_EQ(g.MinSubGroup("prefill"), 3);
   EXPECT_EQ(g.MinSubGroup("prefill-0"), 0);  // no children
@@ -291,7 +291,8 @@ TEST(GangSpecValidation, SubGroupMinMember) {
 
 TEST(GangSpecValidation, UnknownParent) {
   GangSpec g = Gang(4);
-  g.sub_groups = {Sub("decode", "", 2), Sub("decode-0", "decode", 2), Sub("decode-1", "decode-x", 2)};
+  g.sub_groups = {Sub("decode", "", 2), Sub("decode-0", "decode", 2),
+                  Sub("decode-1", "decode-x", 2)};
   EXPECT_THAT(GangSpecErrors(g), ElementsAre("spec.subGroups[2].parent: Not found: \"decode-x\""));
   // A subgroup hanging off an unknown parent is not reachable from the root.
   EXPECT_THAT(Names(g, g.DepthFirstOrder()), ElementsAre("decode", "decode-0"));
@@ -300,12 +301,13 @@ TEST(GangSpecValidation, UnknownParent) {
 TEST(GangSpecValidation, ParentCyclesAreReportedOnce) {
   GangSpec g = Gang(4);
   g.sub_groups = {Sub("a", "b", 1), Sub("b", "a", 1), Sub("self", "self", 1), Sub("ok", "", 1),
-                  Sub("x", "z", 1),  Sub("y", "x", 1), Sub("z", "y", 1), Sub("tail", "a", 1)};
+                  Sub("x", "z", 1), Sub("y", "x", 1), Sub("z", "y", 1),       Sub("tail", "a", 1)};
   EXPECT_THAT(
       GangSpecErrors(g),
-      ElementsAre("spec.subGroups[2].parent: Invalid value: \"self\": parent cycle: self -> self",
-                  "spec.subGroups[0].parent: Invalid value: \"b\": parent cycle: a -> b -> a",
-                  "spec.subGroups[4].parent: Invalid value: \"z\": parent cycle: x -> z -> y -> x"));
+      ElementsAre(
+          "spec.subGroups[2].parent: Invalid value: \"self\": parent cycle: self -> self",
+          "spec.subGroups[0].parent: Invalid value: \"b\": parent cycle: a -> b -> a",
+          "spec.subGroups[4].parent: Invalid value: \"z\": parent cycle: x -> z -> y -> x"));
 }
 
 TEST(GangSpecValidation, SubGroupNames) {
@@ -369,7 +371,7 @@ TEST(GangSpecValidation, TopologyNamesAndLevels) {
 
   GangSpec g = Dynamo();
   g.topology_constraint = {"dc", "topology.kubernetes.io/zone", ""};
-  g.sub_groups[0].topology_constraint.required_level = "block";     // short name, inherits "dc"
+  g.sub_groups[0].topology_constraint.required_level = "block";  // short name, inherits "dc"
   g.sub_groups[2].topology_constraint.preferred_level = "copse.dev/rack";
   EXPECT_THAT(GangSpecErrors(g, options), IsEmpty());
 
