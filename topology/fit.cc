@@ -118,4 +118,24 @@ void CountFits(const DomainTree& tree, const PodClass& cls, FitCounts& out) noex
   out.structure_version_ = tree.structure_version();
 }
 
+void UpdateFits(const DomainTree& tree, const PodClass& cls, std::span<const NodeIndex> rows,
+                FitCounts& out) noexcept {
+  COPSE_CHECK(out.structure_version_ == tree.structure_version() &&
+              out.per_node_.size() == tree.num_nodes())
+      << "UpdateFits on counts from another tree structure";
+  for (NodeIndex n : rows) {
+    COPSE_CHECK(n < tree.num_nodes()) << "row " << n << " >= " << tree.num_nodes();
+    const bool feasible = cls.feasible.empty() || cls.feasible[n] != 0;
+    const uint32_t fit = feasible ? NodeFit(tree, cls.request, n) : 0;
+    const uint32_t old = out.per_node_[n];
+    if (fit == old) continue;
+    out.per_node_[n] = fit;
+    // Unsigned wrap-around adds the (possibly negative) difference.
+    const uint64_t delta = static_cast<uint64_t>(fit) - static_cast<uint64_t>(old);
+    out.total_ += delta;
+    for (uint32_t l = 0; l < tree.depth(n); ++l)
+      out.per_domain_[out.level_offset_[l] + tree.domain_of(n, l)] += delta;
+  }
+}
+
 }  // namespace copse::topology

@@ -64,6 +64,15 @@ class FitCounts {
  private:
   friend void CountFits(const DomainTree& tree, const PodClass& cls, FitCounts& out) noexcept;
 
+  // Brings `out` (CountFits of the same class on this tree) up to date after
+  // only `rows` changed usage (e.g. Refresh(snapshot, rows) after a gang was
+  // assumed): O(rows x (resources + levels)) instead of O(nodes). The tree's
+  // structure must not have changed since (checked); duplicates are fine.
+  void UpdateFits(const DomainTree& tree, const PodClass& cls, std::span<const NodeIndex> rows,
+                  FitCounts& out) noexcept;
+  friend void UpdateFits(const DomainTree& tree, const PodClass& cls,
+                         std::span<const NodeIndex> rows, FitCounts& out) noexcept;
+
   std::vector<uint32_t> per_node_;
   std::vector<uint64_t> prefix_;  // over node_order() positions
   std::vector<uint64_t> per_domain_;
@@ -79,5 +88,12 @@ uint32_t NodeFit(const DomainTree& tree, const ResourceVector& request, NodeInde
 // Counts `cls` over the tree into `out`. Allocation-free once `out` has been
 // used with a tree at least as large (its buffers are reused).
 void CountFits(const DomainTree& tree, const PodClass& cls, FitCounts& out) noexcept;
+
+// Brings `out` (CountFits of the same class on this tree) up to date after
+// only `rows` changed usage (e.g. Refresh(snapshot, rows) after a gang was
+// assumed): O(rows x (resources + levels)) instead of O(nodes). The tree's
+// structure must not have changed since (checked); duplicates are fine.
+void UpdateFits(const DomainTree& tree, const PodClass& cls, std::span<const NodeIndex> rows,
+                FitCounts& out) noexcept;
 
 }  // namespace copse::topology

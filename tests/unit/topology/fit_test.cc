@@ -139,6 +139,49 @@ TEST(FitCounts, FollowsIncrementalRefresh) {
   EXPECT_EQ(counts.structure_version(), tree.structure_version());
 }
 
+TEST(FitCounts, UpdateFitsMatchesAFullCount) {
+  std::mt19937_64 rng(5);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint64_t>(n)); };
+  TestCluster cluster;
+  AddSyntheticNodes(cluster, 2, 2, 2, 3, {8000, 32 * kGi, 8, 20});
+  cluster.AddNode("outside", {}, {8000, 32 * kGi, 8, 20});
+  DomainTree tree(ZoneBlockRack());
+  tree.Refresh(cluster.Sync());
+  std::vector<uint8_t> mask(cluster.size(), 1);
+  mask[4] = 0;
+  const PodClass cls{cluster.Vector({1500, 3 * kGi, 1, 0}), mask};
+  FitCounts incremental;
+  FitCounts full;
+  CountFits(tree, cls, incremental);
+  std::vector<std::vector<std::string>> uids(cluster.size());
+  for (int iter = 0; iter < 300; ++iter) {
+    std::vector<NodeIndex> rows;
+    for (int k = 1 + pick(3); k > 0; --k) {
+      const auto n = static_cast<NodeIndex>(pick(static_cast<int>(cluster.size())));
+      if (!uids[n].empty() && pick(2) == 0) {
+        ASSERT_TRUE(cluster.node(n).RemovePod(uids[n].back()));
+        uids[n].pop_back();
+      } else {
+        auto pod = cluster.MakePod({1000 * pick(3), kGi * pick(8), pick(3), 0});
+        uids[n].push_back(pod->uid);
+        cluster.node(n).AddPod(pod);
+      }
+      rows.push_back(n);
+    }
+    tree.Refresh(cluster.Sync(), rows);
+    UpdateFits(tree, cls, rows, incremental);
+    CountFits(tree, cls, full);
+    ASSERT_EQ(std::vector<uint32_t>(incremental.nodes().begin(), incremental.nodes().end()),
+              std::vector<uint32_t>(full.nodes().begin(), full.nodes().end()));
+    ASSERT_EQ(incremental.total(), full.total());
+    for (uint32_t l = 0; l < tree.num_levels(); ++l) {
+      ASSERT_EQ(std::vector<uint64_t>(incremental.level(l).begin(), incremental.level(l).end()),
+                std::vector<uint64_t>(full.level(l).begin(), full.level(l).end()))
+          << "iteration " << iter << " level " << l;
+    }
+  }
+}
+
 TEST(FitCounts, PodSlotsOnlyAndUntrackedResources) {
   TestCluster cluster;
   AddSyntheticNodes(cluster, 1, 1, 2, 1, {8000, 32 * kGi, 0, 3});

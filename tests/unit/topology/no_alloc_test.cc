@@ -97,6 +97,8 @@ TEST(TopologyNoAlloc, HotPathsDoNotAllocate) {
       }
     sink += tree.Find(2, "rack-1-2-3").value_or(0);
     CountFits(tree, cls, fits);
+    const NodeIndex rows[] = {5, 6};
+    UpdateFits(tree, cls, rows, fits);
     RankDomains(tree, 2, demand, {}, ranked);
     packer.Reset(tree, 1, 0);
     sink += packer.TryPlace(classes).ok ? 1 : 0;
