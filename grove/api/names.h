@@ -67,6 +67,7 @@ inline constexpr std::string_view kConditionPodCliqueScheduled = "PodCliqueSched
 inline constexpr std::string_view kReasonInsufficientReadyPods = "InsufficientReadyPods";
 inline constexpr std::string_view kReasonSufficientReadyPods = "SufficientReadyPods";
 inline constexpr std::string_view kReasonInsufficientScheduledPods = "InsufficientScheduledPods";
+inline constexpr std::string_view kReasonNeverAvailable = "NeverAvailable";
 inline constexpr std::string_view kReasonSufficientScheduledPods = "SufficientScheduledPods";
 inline constexpr std::string_view kReasonInsufficientAvailablePcsgReplicas =
     "InsufficientAvailablePodCliqueScalingGroupReplicas";

@@ -1,0 +1,340 @@
+#include "grove/operator.h"
+
+#include "grove/api/crds.h"
+#include "grove/api/defaults.h"
+#include "grove/api/names.h"
+#include "grove/api/validation.h"
+#include "grove/podclique/controller.h"
+#include "grove/podcliquescalinggroup/controller.h"
+#include "grove/podcliqueset/controller.h"
+#include "grove/podgang/controller.h"
+#include "grove/runtime/caches.h"
+#include "grove/runtime/context.h"
+#include "grove/runtime/controller.h"
+#include "grove/runtime/expectations.h"
+#include "grove/runtime/log.h"
+#include "grove/runtime/objects.h"
+#include "grove/runtime/sync.h"
+
+namespace copse::grove {
+
+namespace {
+
+std::string LabelKey(const kube::ObjectMeta& meta, std::string_view label) {
+  auto it = meta.labels.find(label);
+  if (it == meta.labels.end() || it->second.empty()) return {};
+  return runtime::Key(meta.namespace_, it->second);
+}
+
+std::string ObjKey(const kube::ObjectMeta& meta) { return runtime::Key(meta.namespace_, meta.name); }
+
+}  // namespace
+
+struct Operator::Impl {
+  std::shared_ptr<kube::Client> client;
+  OperatorOptions options;
+  std::shared_ptr<const Clock> clock;
+  std::unique_ptr<runtime::Caches> caches;
+  std::unique_ptr<backend::BackendManager> backends;
+  runtime::Expectations expectations;
+  runtime::GangSyncTracker synced;
+  runtime::Context context;
+
+  std::unique_ptr<podcliqueset::Reconciler> pcs_reconciler;
+  std::unique_ptr<podcliquescalinggroup::Reconciler> pcsg_reconciler;
+  std::unique_ptr<podclique::Reconciler> pclq_reconciler;
+  std::unique_ptr<podgang::Reconciler> gang_reconciler;
+
+  std::unique_ptr<runtime::Controller> pcs_controller;
+  std::unique_ptr<runtime::Controller> pcsg_controller;
+  std::unique_ptr<runtime::Controller> pclq_controller;
+  std::unique_ptr<runtime::Controller> gang_controller;
+  bool stopped = false;
+
+  explicit Impl(std::shared_ptr<const Clock> c) : clock(c), expectations(c) {}
+
+  void EnqueuePcs(const std::string& key) {
+    if (!key.empty()) pcs_controller->Enqueue(key);
+  }
+  void EnqueuePcsg(const std::string& key) {
+    if (!key.empty()) pcsg_controller->Enqueue(key);
+  }
+  void EnqueuePclq(const std::string& key) {
+    if (!key.empty()) pclq_controller->Enqueue(key);
+  }
+
+  void EnqueueGangCliques(const api::PodGang& gang) {
+    for (const auto& group : gang.spec.pod_groups) {
+      EnqueuePclq(runtime::Key(gang.meta.namespace_, group.name));
+    }
+  }
+
+  void RegisterHandlers() {
+    using Pcs = std::shared_ptr<const api::PodCliqueSet>;
+    caches->pcs.AddEventHandler([this](const Pcs& o) { EnqueuePcs(ObjKey(o->meta)); },
+                                [this](const Pcs&, const Pcs& n) { EnqueuePcs(ObjKey(n->meta)); },
+                                [this](const Pcs& o) { EnqueuePcs(ObjKey(o->meta)); });
+
+    using Pclq = std::shared_ptr<const api::PodClique>;
+    auto on_pclq = [this](const Pclq& o) {
+      EnqueuePclq(ObjKey(o->meta));
+      EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
+      EnqueuePcsg(LabelKey(o->meta, api::kLabelPcsg));
+    };
+    caches->pclq.AddEventHandler(on_pclq, [on_pclq](const Pclq&, const Pclq& n) { on_pclq(n); },
+                                 on_pclq);
+
+    using Pcsg = std::shared_ptr<const api::PodCliqueScalingGroup>;
+    auto on_pcsg = [this](const Pcsg& o) {
+      EnqueuePcsg(ObjKey(o->meta));
+      EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
+    };
+    caches->pcsg.AddEventHandler(on_pcsg, [on_pcsg](const Pcsg&, const Pcsg& n) { on_pcsg(n); },
+                                 on_pcsg);
+
+    using Gang = std::shared_ptr<const api::PodGang>;
+    caches->podgang.AddEventHandler(
+        [this](const Gang& o) {
+          gang_controller->Enqueue(ObjKey(o->meta));
+          EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
+          EnqueueGangCliques(*o);
+        },
+        [this](const Gang& old, const Gang& n) {
+          // The backend controller ignores status-only updates (GREP-375).
+          if (old->meta.generation != n->meta.generation || old->meta.uid != n->meta.uid) {
+            gang_controller->Enqueue(ObjKey(n->meta));
+          }
+          EnqueuePcs(LabelKey(n->meta, api::kLabelPartOf));
+          if (old->IsInitialized() != n->IsInitialized() ||
+              old->meta.generation != n->meta.generation) {
+            EnqueueGangCliques(*n);
+          }
+        },
+        [this](const Gang& o) {
+          gang_reconciler->RecordDeleted(o);
+          gang_controller->Enqueue(ObjKey(o->meta));
+          EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
+          EnqueueGangCliques(*o);
+        });
+
+    using Pod = std::shared_ptr<const kube::Pod>;
+    caches->pods.AddEventHandler(
+        [this](const Pod& o) {
+          std::string pclq = LabelKey(o->meta, api::kLabelPodClique);
+          if (!pclq.empty()) expectations.CreationObserved(pclq);
+          EnqueuePclq(pclq);
+          EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
+        },
+        [this](const Pod& old, const Pod& n) {
+          std::string pclq = LabelKey(n->meta, api::kLabelPodClique);
+          if (!old->meta.deletion_timestamp && n->meta.deletion_timestamp && !pclq.empty()) {
+            expectations.DeletionObserved(pclq);
+          }
+          EnqueuePclq(pclq);
+          EnqueuePcs(LabelKey(n->meta, api::kLabelPartOf));
+        },
+        [this](const Pod& o) {
+          std::string pclq = LabelKey(o->meta, api::kLabelPodClique);
+          if (!o->meta.deletion_timestamp && !pclq.empty()) expectations.DeletionObserved(pclq);
+          EnqueuePclq(pclq);
+          EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
+        });
+
+    using Svc = std::shared_ptr<const kube::Service>;
+    auto on_svc = [this](const Svc& o) { EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf)); };
+    caches->services.AddEventHandler(on_svc, [on_svc](const Svc&, const Svc& n) { on_svc(n); },
+                                     on_svc);
+
+    using Ctb = std::shared_ptr<const api::ClusterTopologyBinding>;
+    auto on_ctb = [this](const Ctb&) {
+      for (const auto& pcs : caches->pcs.List()) EnqueuePcs(ObjKey(pcs->meta));
+    };
+    caches->topologies.AddEventHandler(on_ctb, [on_ctb](const Ctb&, const Ctb& n) { on_ctb(n); },
+                                       on_ctb);
+  }
+
+  api::ValidationContext MakeValidationContext() {
+    api::ValidationContext v;
+    v.default_scheduler_name = std::string(backends->GetDefault().SchedulerName());
+    backend::BackendManager* manager = backends.get();
+    v.scheduler_enabled = [manager](std::string_view name) {
+      return manager->ForSchedulerName(name) != nullptr;
+    };
+    runtime::Caches* c = caches.get();
+    v.topology = [c](std::string_view name) -> std::optional<api::ClusterTopologyBindingSpec> {
+      auto binding = c->topologies.Get(name);
+      if (binding == nullptr) return std::nullopt;
+      return binding->spec;
+    };
+    return v;
+  }
+};
+
+Operator::Operator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Operator::~Operator() { Stop(); }
+
+Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> client,
+                                                  OperatorOptions options) {
+  if (client == nullptr) return MakeError(ErrorCode::kInvalid, "grove::Operator: client is null");
+  runtime::SetLogLevel(options.log_level);
+  std::shared_ptr<const Clock> clock = options.clock;
+  if (clock == nullptr) clock = std::shared_ptr<const Clock>(&RealClock::Get(), [](const Clock*) {});
+  auto impl = std::make_unique<Impl>(clock);
+  Impl* d = impl.get();
+  d->client = client;
+  d->options = options;
+
+  if (options.install_crds) {
+    Status s = runtime::Await(*client, api::InstallCrds(client, api::CrdManifests()));
+    if (!s.ok()) {
+      return MakeError(s.error().code, "installing grove CRDs: " + s.error().message);
+    }
+  }
+
+  runtime::CacheOptions cache_options;
+  cache_options.namespace_ = options.namespace_;
+  cache_options.clock = clock;
+  d->caches = std::make_unique<runtime::Caches>(client, cache_options);
+
+  backend::BackendContext backend_context;
+  backend_context.client = client;
+  backend_context.clock = clock;
+  runtime::Caches* caches = d->caches.get();
+  backend_context.topology = [caches](std::string_view name)
+      -> std::optional<api::ClusterTopologyBinding> {
+    auto binding = caches->topologies.Get(name);
+    if (binding == nullptr) return std::nullopt;
+    return *binding;
+  };
+  backend::Registry registry;
+  backend::RegisterBuiltinBackends(registry);
+  auto manager = backend::BackendManager::Initialize(options.scheduler, backend_context, registry);
+  if (!manager.ok()) return manager.error();
+  d->backends = std::move(manager).value();
+
+  runtime::Context& ctx = d->context;
+  ctx.client = client;
+  ctx.clock = clock;
+  ctx.caches = d->caches.get();
+  ctx.backends = d->backends.get();
+  ctx.expectations = &d->expectations;
+  ctx.synced = &d->synced;
+  ctx.initc_image = options.initc_image;
+  ctx.validation = d->MakeValidationContext();
+  ctx.enqueue_pcs = [d](const std::string& key) { d->EnqueuePcs(key); };
+  ctx.enqueue_pcsg = [d](const std::string& key) { d->EnqueuePcsg(key); };
+  ctx.enqueue_pclq = [d](const std::string& key) { d->EnqueuePclq(key); };
+
+  d->pcs_reconciler = std::make_unique<podcliqueset::Reconciler>(ctx);
+  d->pcsg_reconciler = std::make_unique<podcliquescalinggroup::Reconciler>(ctx);
+  d->pclq_reconciler = std::make_unique<podclique::Reconciler>(ctx);
+  d->gang_reconciler = std::make_unique<podgang::Reconciler>(ctx);
+  int workers = std::max(options.workers, 1);
+  d->pcs_controller = std::make_unique<runtime::Controller>(
+      "podcliqueset", workers, [d](const std::string& k) { return d->pcs_reconciler->Reconcile(k); },
+      clock);
+  d->pcsg_controller = std::make_unique<runtime::Controller>(
+      "podcliquescalinggroup", workers,
+      [d](const std::string& k) { return d->pcsg_reconciler->Reconcile(k); }, clock);
+  d->pclq_controller = std::make_unique<runtime::Controller>(
+      "podclique", workers, [d](const std::string& k) { return d->pclq_reconciler->Reconcile(k); },
+      clock);
+  d->gang_controller = std::make_unique<runtime::Controller>(
+      "backend", workers, [d](const std::string& k) { return d->gang_reconciler->Reconcile(k); },
+      clock);
+
+  d->RegisterHandlers();
+  d->caches->Start();
+  auto op = std::unique_ptr<Operator>(new Operator(std::move(impl)));
+  if (!d->caches->WaitForSync(options.sync_timeout)) {
+    std::string which;
+    if (!d->caches->pcs.HasSynced()) which = "podcliquesets.grove.io";
+    else if (!d->caches->pclq.HasSynced()) which = "podcliques.grove.io";
+    else if (!d->caches->pcsg.HasSynced()) which = "podcliquescalinggroups.grove.io";
+    else if (!d->caches->podgang.HasSynced()) which = "podgangs.scheduler.grove.io";
+    else if (!d->caches->topologies.HasSynced()) which = "clustertopologybindings.grove.io";
+    else if (!d->caches->pods.HasSynced()) which = "pods";
+    else which = "services";
+    op->Stop();
+    return MakeError(ErrorCode::kUnavailable,
+                     "grove: the " + which + " informer did not sync within " +
+                         std::to_string(options.sync_timeout.count()) +
+                         "ms (are the grove CRDs installed? see deploy/crds/grove)");
+  }
+  d->pcs_controller->Start();
+  d->pcsg_controller->Start();
+  d->pclq_controller->Start();
+  d->gang_controller->Start();
+  runtime::Log(1, "operator", "started; backends: default " +
+                                  std::string(d->backends->GetDefault().Name()));
+  return op;
+}
+
+void Operator::Stop() {
+  if (impl_ == nullptr || impl_->stopped) return;
+  impl_->stopped = true;
+  for (auto* c : {impl_->pcs_controller.get(), impl_->pcsg_controller.get(),
+                  impl_->pclq_controller.get(), impl_->gang_controller.get()}) {
+    if (c != nullptr) c->Stop();
+  }
+  if (impl_->caches) impl_->caches->Stop();
+}
+
+bool Operator::HasSynced() const { return impl_->caches->HasSynced(); }
+
+bool Operator::Idle() const {
+  return impl_->pcs_controller->Idle() && impl_->pcsg_controller->Idle() &&
+         impl_->pclq_controller->Idle() && impl_->gang_controller->Idle();
+}
+
+OperatorStats Operator::stats() const {
+  OperatorStats s;
+  for (auto* c : {impl_->pcs_controller.get(), impl_->pcsg_controller.get(),
+                  impl_->pclq_controller.get(), impl_->gang_controller.get()}) {
+    s.reconciles += c->reconciles();
+    s.errors += c->errors();
+  }
+  return s;
+}
+
+const backend::BackendManager& Operator::backends() const { return *impl_->backends; }
+
+Result<backend::Admission> Operator::ValidatePodCliqueSet(std::string_view json,
+                                                          std::string_view old_json) const {
+  auto pcs = api::PodCliqueSet::Decode(json);
+  if (!pcs.ok()) return pcs.error();
+  api::PodCliqueSet defaulted = api::Defaulted(*pcs);
+  const api::ValidationContext& v = impl_->context.validation;
+  api::FieldErrors errors;
+  if (old_json.empty()) {
+    errors = api::ValidatePodCliqueSet(defaulted, v);
+  } else {
+    auto old = api::PodCliqueSet::Decode(old_json);
+    if (!old.ok()) return old.error();
+    errors = api::ValidatePodCliqueSetUpdate(defaulted, api::Defaulted(*old), v);
+  }
+  std::string name = defaulted.meta.name.empty() ? defaulted.meta.generate_name : defaulted.meta.name;
+  if (!errors.empty()) return api::ToError(errors, "PodCliqueSet.grove.io", name);
+  std::string scheduler =
+      api::ResolvedSchedulerName(defaulted, impl_->backends->GetDefault().SchedulerName());
+  backend::SchedulerBackend* b = impl_->backends->ForSchedulerName(scheduler);
+  if (b == nullptr) {
+    return api::ToError({api::FieldError{api::FieldError::Type::kInvalid,
+                                         "spec.template.cliques.spec.podSpec.schedulerName",
+                                         "\"" + scheduler + "\"",
+                                         "schedulerName must be an enabled scheduler backend"}},
+                        "PodCliqueSet.grove.io", name);
+  }
+  auto admission = b->ValidatePodCliqueSet(defaulted);
+  if (!admission.ok()) {
+    Error e = admission.error();
+    e.message = "PodCliqueSet.grove.io \"" + name + "\" is invalid: " + e.message;
+    e.http_status = 422;
+    e.reason = "Invalid";
+    return e;
+  }
+  return admission;
+}
+
+}  // namespace copse::grove

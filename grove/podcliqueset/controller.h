@@ -1,0 +1,38 @@
+#pragma once
+// The PodCliqueSet controller. For every replica i of a PodCliqueSet it keeps:
+//   1. the headless Service <pcs>-<i>;
+//   2. the PodGangs of the replica, created *before* their pods with empty
+//      podReferences and Initialized=False (PodsPending); once every pod of a
+//      gang exists and carries grove.io/podgang, Initialized goes
+//      RefsSyncing -> the sorted podReferences are written -> Initialized=True
+//      (Ready), and only after the gang's backend has created its scheduler
+//      objects (GangSyncTracker). Afterwards references follow scale-out/in
+//      and pod replacement without Initialized flipping back;
+//   3. the standalone PodCliques <pcs>-<i>-<clique> and the scaling groups
+//      <pcs>-<i>-<sg> (whose own controller creates their PodCliques);
+// deletes what belongs to replicas >= spec.replicas and gangs no longer
+// expected; terminates a replica (deletes its PodCliques, scaling groups and
+// PodGangs, which are then recreated) when a standalone PodClique or a
+// scaling group has had MinAvailableBreached=True for terminationDelay; and
+// writes status (replicas, availableReplicas, updatedReplicas,
+// hpaPodSelector, podGangStatuses, SchedulingFeaturesIgnored).
+//
+// Thread-safety: Reconcile may run concurrently for different keys.
+
+#include <string>
+
+#include "grove/runtime/context.h"
+#include "grove/runtime/controller.h"
+
+namespace copse::grove::podcliqueset {
+
+class Reconciler {
+ public:
+  explicit Reconciler(runtime::Context& context) : ctx_(context) {}
+  runtime::ReconcileResult Reconcile(const std::string& key);
+
+ private:
+  runtime::Context& ctx_;
+};
+
+}  // namespace copse::grove::podcliqueset

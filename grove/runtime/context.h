@@ -1,0 +1,60 @@
+#pragma once
+// What every Grove controller shares: the client (writes), the informer
+// caches (reads), the scheduler backends, pod-creation expectations, the
+// clock, the record of which PodGangs their backend has synced, and the
+// enqueue hooks of the other controllers (so one controller can nudge another).
+//
+// Thread-safety: every member is thread-safe; the struct itself is immutable
+// after Operator::Start wires it.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/clock.h"
+#include "grove/api/validation.h"
+#include "grove/backend/manager.h"
+#include "grove/runtime/caches.h"
+#include "grove/runtime/expectations.h"
+#include "kube/client.h"
+
+namespace copse::grove::runtime {
+
+// PodGangs whose scheduler objects their backend has created (by UID), so
+// Initialized=True - and with it the lifting of gates - waits for them.
+class GangSyncTracker {
+ public:
+  void MarkSynced(const std::string& key, const std::string& uid, int64_t generation);
+  // Synced at least once for this UID.
+  bool IsSynced(const std::string& key, const std::string& uid) const;
+  // Synced at this generation (or later).
+  bool IsSyncedAt(const std::string& key, const std::string& uid, int64_t generation) const;
+  void Forget(const std::string& key);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::pair<std::string, int64_t>> synced_;
+};
+
+struct Context {
+  std::shared_ptr<kube::Client> client;
+  std::shared_ptr<const Clock> clock;
+  Caches* caches = nullptr;
+  backend::BackendManager* backends = nullptr;
+  Expectations* expectations = nullptr;  // pod creations/deletions per PodClique key
+  GangSyncTracker* synced = nullptr;
+  std::string initc_image;
+  // Validation context built from the backends and the topology cache.
+  api::ValidationContext validation;
+
+  std::function<void(const std::string&)> enqueue_pcs;
+  std::function<void(const std::string&)> enqueue_pcsg;
+  std::function<void(const std::string&)> enqueue_pclq;
+
+  // The wall clock as RFC 3339 (condition timestamps).
+  std::string Now() const { return FormatRfc3339(clock->WallNow()); }
+};
+
+}  // namespace copse::grove::runtime

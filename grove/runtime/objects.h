@@ -1,0 +1,53 @@
+#pragma once
+// Small helpers the Grove controllers share: keys, owner references, status
+// conditions with kube's lastTransitionTime rule, pod predicates, selectors.
+//
+// Thread-safety: pure functions.
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/labels.h"
+#include "kube/codec.h"
+#include "kube/object.h"
+#include "kube/pod.h"
+
+namespace copse::grove::runtime {
+
+// "namespace/name".
+std::string Key(std::string_view ns, std::string_view name);
+// Splits "namespace/name" (a key without '/' is a cluster-scoped name).
+std::pair<std::string, std::string> SplitKey(std::string_view key);
+
+kube::OwnerReference ControllerRef(std::string_view api_version, std::string_view kind,
+                                   const kube::ObjectMeta& owner);
+bool IsControlledBy(const kube::ObjectMeta& meta, std::string_view owner_uid);
+
+// Sets `condition` in `conditions` (by type). lastTransitionTime is kept when
+// the status did not change, else set to `now` (RFC 3339). Returns whether
+// anything changed.
+bool SetCondition(std::vector<kube::Condition>& conditions, kube::Condition condition,
+                  std::string_view now);
+
+bool IsTerminating(const kube::ObjectMeta& meta);
+bool IsPodReady(const kube::Pod& pod);
+bool IsPodScheduled(const kube::Pod& pod);
+bool IsPodTerminal(const kube::Pod& pod);  // Succeeded or Failed
+bool HasSchedulingGate(const kube::Pod& pod, std::string_view gate);
+
+// "a=b,c=d" for equality requirements (sorted by key), as metav1 prints them.
+std::string SelectorString(const Labels& labels);
+// Every key/value of `subset` is present in `labels`.
+bool LabelsContain(const Labels& labels, const Labels& subset);
+
+// Parses RFC 3339 UTC ("2024-01-02T03:04:05Z", fractional seconds allowed);
+// nullopt when malformed.
+std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text);
+
+// FNV-1a 64-bit, as 16 hex digits.
+std::string Fnv1aHex(std::string_view data);
+
+}  // namespace copse::grove::runtime
