@@ -43,8 +43,23 @@ void DefaultNormalizeScore(int64_t max_priority, bool reverse, std::span<int64_t
     }
     return;
   }
+  // max_priority * s / max_count per node without an integer division: for
+  // operands exact as doubles the correctly rounded quotient is within one of
+  // the truncated one, and the correction makes it exact.
+  constexpr int64_t kExact = int64_t{1} << 52;
   for (int64_t& s : scores) {
-    int64_t scaled = max_priority * s / max_count;
+    const int64_t x = max_priority * s;
+    int64_t scaled;
+    if (x >= 0 && x < kExact && max_count < kExact) {
+      scaled = static_cast<int64_t>(static_cast<double>(x) / static_cast<double>(max_count));
+      if (scaled * max_count > x) {
+        --scaled;
+      } else if ((scaled + 1) * max_count <= x) {
+        ++scaled;
+      }
+    } else {
+      scaled = x / max_count;
+    }
     s = reverse ? max_priority - scaled : scaled;
   }
 }

@@ -192,9 +192,13 @@ Status InterPodAffinity::PreFilter(const PodInfo& pod, const Snapshot& snapshot,
     s->anti_terms.push_back(std::move(r));
   }
   const bool incoming_terms = !s->affinity_terms.empty() || !s->anti_terms.empty();
-  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
+  const size_t num_nodes = snapshot.num_nodes();
+  for (NodeIndex n = 0; n < num_nodes; ++n) {
+    // Most nodes have no pod with required anti-affinity: look at nothing else then.
+    const std::span<const uint32_t> anti = snapshot.pods_with_required_anti_affinity(n);
+    if (anti.empty() && !incoming_terms) continue;
     const std::span<const PodRef> pods = snapshot.pods(n);
-    for (uint32_t pos : snapshot.pods_with_required_anti_affinity(n)) {
+    for (uint32_t pos : anti) {
       s->CountPod(pod, *pods[pos], n, snapshot, +1, /*existing_anti=*/true,
                   /*incoming_terms=*/false);
     }
@@ -333,13 +337,18 @@ Status InterPodAffinity::PreScore(const PodInfo& pod, const Snapshot& snapshot,
       }
     }
   };
-  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
+  const size_t num_nodes = snapshot.num_nodes();
+  for (NodeIndex n = 0; n < num_nodes; ++n) {
+    // Without terms of its own the pod only meets existing pods' terms; most
+    // nodes have no pod with any: skip them before touching anything else.
+    const std::span<const uint32_t> with_affinity = snapshot.pods_with_affinity(n);
+    if (!has_constraints && with_affinity.empty()) continue;
     if (snapshot.node_labels(n).empty()) continue;
     const std::span<const PodRef> pods = snapshot.pods(n);
     if (has_constraints) {
       for (const PodRef& p : pods) process(*p, n);
     } else {
-      for (uint32_t pos : snapshot.pods_with_affinity(n)) process(*pods[pos], n);
+      for (uint32_t pos : with_affinity) process(*pods[pos], n);
     }
   }
   if (!s->any) return Status::Skip();

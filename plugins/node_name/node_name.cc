@@ -1,14 +1,20 @@
 #include "plugins/node_name/node_name.h"
 
+#include <algorithm>
+
 namespace copse::plugins {
 
 void NodeName::Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,
                       std::span<Status> out) const noexcept {
   const std::string& wanted = ctx.pod.node_name;
+  if (wanted.empty()) {
+    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(nodes.size()),
+              Status::Success());
+    return;
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
-    out[i] = wanted.empty() || ctx.snapshot.node_name(nodes[i]) == wanted
-                 ? Status::Success()
-                 : Status::Unresolvable(kReasonNodeName);
+    out[i] = ctx.snapshot.node_name(nodes[i]) == wanted ? Status::Success()
+                                                        : Status::Unresolvable(kReasonNodeName);
   }
 }
 

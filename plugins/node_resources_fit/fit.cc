@@ -12,8 +12,50 @@ struct FitPreFilterState : ClonableState<FitPreFilterState> {
   size_t num_checked = 0;
 };
 
+// Where one configured resource's (allocatable, requested) come from, as
+// ResourceAllocationInputs::Prepare/ForNode define them for NodeResourcesFit
+// (non-zero cpu/memory requests): resolved once per cycle so that Score reads
+// snapshot columns directly instead of calling ForNode per node.
+struct ScoredResource {
+  enum class Used : uint8_t { kNonZeroCpu, kNonZeroMemory, kColumn };
+  ResourceId id = 0;
+  Used used = Used::kColumn;
+  int64_t pod_request = 0;
+  int64_t weight = 0;
+};
+
 struct FitPreScoreState : ClonableState<FitPreScoreState> {
-  ResourceAllocationInputs inputs;
+  ResourceAllocationInputs inputs;  // RequestedToCapacityRatio
+  // LeastAllocated / MostAllocated: the resources ForNode would report with a
+  // non-zero allocatable on some node (unknown names, pods and scalar
+  // resources the pod does not request are never scored).
+  std::array<ScoredResource, kMaxResources> scored{};
+  size_t num_scored = 0;
+};
+
+// x / y truncated, as C++ divides, for the per-node scoring loop: the
+// reciprocal of the last divisor is kept, so nodes of equal capacity cost a
+// multiply instead of a division, and the estimate is corrected to the exact
+// quotient (operands below 2^52 are exact as doubles and the estimate is
+// within one of the quotient; the loops settle it either way).
+class Divider {
+ public:
+  int64_t operator()(int64_t x, int64_t y) noexcept {
+    constexpr int64_t kExact = int64_t{1} << 52;
+    if (x < 0 || x >= kExact || y <= 0 || y >= kExact) return x / y;
+    if (y != divisor_) {
+      divisor_ = y;
+      inverse_ = 1.0 / static_cast<double>(y);
+    }
+    int64_t q = static_cast<int64_t>(static_cast<double>(x) * inverse_);
+    while (q * y > x) --q;
+    while ((q + 1) * y <= x) ++q;
+    return q;
+  }
+
+ private:
+  int64_t divisor_ = 0;
+  double inverse_ = 0;
 };
 
 copse::Status ValidateResources(const std::vector<ResourceSpec>& resources,
@@ -107,16 +149,31 @@ void Fit::Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,
     return;
   }
   const Snapshot& snap = ctx.snapshot;
+  // The columns, resolved once per chunk; a resource without a column reads as 0.
+  struct Checked {
+    const int64_t* allocatable;
+    const int64_t* requested;
+    int64_t request;
+    uint64_t bit;
+  };
+  std::array<Checked, kMaxResources + 1> checked;
+  size_t num = 0;
+  const auto add = [&](ResourceId r, int64_t request) {
+    const std::span<const int64_t> alloc = snap.allocatable_column(r);
+    const std::span<const int64_t> used = snap.requested_column(r);
+    checked[num++] = Checked{alloc.empty() ? nullptr : alloc.data(),
+                             used.empty() ? nullptr : used.data(), request, uint64_t{1} << r};
+  };
+  add(kResourceIdPods, 1);  // every pod takes a pod slot
+  for (size_t k = 0; k < s->num_checked; ++k) add(s->checked[k], s->requests.Get(s->checked[k]));
   for (size_t i = 0; i < nodes.size(); ++i) {
     const NodeIndex n = nodes[i];
     uint64_t insufficient = 0;
-    if (snap.requested(kResourceIdPods, n) + 1 > snap.allocatable(kResourceIdPods, n)) {
-      insufficient |= uint64_t{1} << kResourceIdPods;
-    }
-    for (size_t k = 0; k < s->num_checked; ++k) {
-      const ResourceId r = s->checked[k];
-      if (s->requests.Get(r) > snap.allocatable(r, n) - snap.requested(r, n))
-        insufficient |= uint64_t{1} << r;
+    for (size_t k = 0; k < num; ++k) {
+      const Checked& c = checked[k];
+      const int64_t alloc = c.allocatable != nullptr ? c.allocatable[n] : 0;
+      const int64_t used = c.requested != nullptr ? c.requested[n] : 0;
+      if (c.request > alloc - used) insufficient |= c.bit;
     }
     out[i] = insufficient == 0 ? Status::Success()
                                : Status::Unschedulable(kReasonInsufficient, 0, insufficient);
@@ -140,7 +197,28 @@ void Fit::AppendReasons(const Status& status, const Snapshot& snapshot,
 Status Fit::PreScore(const PodInfo& pod, const Snapshot& snapshot,
                      std::span<const NodeIndex> /*feasible*/, CycleState& state) const {
   auto& s = state.Emplace<FitPreScoreState>(PreScoreKey());
-  s.inputs.Prepare(pod, snapshot, args_.scoring_strategy.resources, /*use_requested=*/false);
+  const std::vector<ResourceSpec>& resources = args_.scoring_strategy.resources;
+  s.inputs.Prepare(pod, snapshot, resources, /*use_requested=*/false);
+  s.num_scored = 0;
+  for (size_t i = 0; i < resources.size() && i < kMaxResources; ++i) {
+    const std::optional<ResourceId> id = snapshot.resources().Find(resources[i].name);
+    if (!id.has_value() || *id == kResourceIdPods) continue;
+    ScoredResource r;
+    r.id = *id;
+    r.weight = resources[i].weight;
+    if (*id == kResourceIdCpu) {
+      r.used = ScoredResource::Used::kNonZeroCpu;
+      r.pod_request = pod.non_zero_cpu_milli;
+    } else if (*id == kResourceIdMemory) {
+      r.used = ScoredResource::Used::kNonZeroMemory;
+      r.pod_request = pod.non_zero_memory;
+    } else {
+      r.pod_request = pod.requests.Get(*id);
+      // Scalar resources the pod does not request are not scored.
+      if (*id != kResourceIdEphemeralStorage && r.pod_request == 0) continue;
+    }
+    s.scored[s.num_scored++] = r;
+  }
   return Status::Success();
 }
 
@@ -148,24 +226,75 @@ Status Fit::Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
                   std::span<int64_t> out) const noexcept {
   const auto* s = ctx.state.Read<FitPreScoreState>(PreScoreKey());
   if (s == nullptr) return Status::MissingState();
-  const size_t k = s->inputs.size();
-  std::array<int64_t, kMaxResources> allocatable{};
-  std::array<int64_t, kMaxResources> requested{};
-  const std::span<int64_t> alloc(allocatable.data(), k);
-  const std::span<int64_t> req(requested.data(), k);
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    s->inputs.ForNode(ctx.snapshot, nodes[i], alloc, req);
-    switch (args_.scoring_strategy.type) {
-      case ScoringStrategyType::kLeastAllocated:
-        out[i] = LeastAllocatedScore(req, alloc, s->inputs.weights());
-        break;
-      case ScoringStrategyType::kMostAllocated:
-        out[i] = MostAllocatedScore(req, alloc, s->inputs.weights());
-        break;
-      case ScoringStrategyType::kRequestedToCapacityRatio:
-        out[i] = RequestedToCapacityRatioScore(req, alloc, s->inputs.weights(), scaled_shape_);
-        break;
+  const ScoringStrategyType type = args_.scoring_strategy.type;
+  if (type == ScoringStrategyType::kRequestedToCapacityRatio) {
+    const size_t k = s->inputs.size();
+    std::array<int64_t, kMaxResources> allocatable{};
+    std::array<int64_t, kMaxResources> requested{};
+    const std::span<int64_t> alloc(allocatable.data(), k);
+    const std::span<int64_t> req(requested.data(), k);
+    const std::span<const int64_t> weights = s->inputs.weights();
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      s->inputs.ForNode(ctx.snapshot, nodes[i], alloc, req);
+      out[i] = RequestedToCapacityRatioScore(req, alloc, weights, scaled_shape_);
     }
+    return Status::Success();
+  }
+  // LeastAllocatedScore / MostAllocatedScore (resource_allocation.h) over
+  // the columns resolved in PreScore, with a Divider per resource: a call to
+  // ForNode and a division per node and resource dominated the whole
+  // filter+score pass otherwise. Resources without a column on this snapshot
+  // have allocatable 0 everywhere and are skipped like ForNode's zeros.
+  struct Column {
+    const int64_t* allocatable;
+    const int64_t* requested;  // kColumn only; null: nothing requested yet
+    ScoredResource::Used used;
+    int64_t pod_request;
+    int64_t weight;
+  };
+  std::array<Column, kMaxResources> columns;
+  size_t num_columns = 0;
+  for (size_t r = 0; r < s->num_scored; ++r) {
+    const ScoredResource& sr = s->scored[r];
+    const std::span<const int64_t> alloc_column = ctx.snapshot.allocatable_column(sr.id);
+    if (alloc_column.empty()) continue;
+    const std::span<const int64_t> req_column = ctx.snapshot.requested_column(sr.id);
+    columns[num_columns++] = Column{alloc_column.data(),
+                                    req_column.empty() ? nullptr : req_column.data(), sr.used,
+                                    sr.pod_request, sr.weight};
+  }
+  std::array<Divider, kMaxResources> by_capacity;
+  Divider by_weight_sum;
+  const bool least = type == ScoringStrategyType::kLeastAllocated;
+  const Snapshot& snap = ctx.snapshot;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeIndex n = nodes[i];
+    int64_t node_score = 0;
+    int64_t weight_sum = 0;
+    for (size_t r = 0; r < num_columns; ++r) {
+      const Column& c = columns[r];
+      const int64_t capacity = c.allocatable[n];
+      if (capacity == 0) continue;
+      int64_t used;
+      switch (c.used) {
+        case ScoredResource::Used::kNonZeroCpu: used = snap.non_zero_requested_cpu(n); break;
+        case ScoredResource::Used::kNonZeroMemory: used = snap.non_zero_requested_memory(n); break;
+        default: used = c.requested != nullptr ? c.requested[n] : 0; break;
+      }
+      const int64_t requested = used + c.pod_request;
+      int64_t score;
+      if (least) {
+        score = requested > capacity
+                    ? 0
+                    : by_capacity[r]((capacity - requested) * kMaxNodeScore, capacity);
+      } else {
+        // Requests may exceed capacity because pods without requests count with defaults.
+        score = by_capacity[r](std::min(requested, capacity) * kMaxNodeScore, capacity);
+      }
+      node_score += score * c.weight;
+      weight_sum += c.weight;
+    }
+    out[i] = weight_sum == 0 ? 0 : by_weight_sum(node_score, weight_sum);
   }
   return Status::Success();
 }

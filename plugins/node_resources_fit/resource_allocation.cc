@@ -5,6 +5,27 @@
 #include "plugins/framework/plugin.h"
 
 namespace copse::plugins {
+namespace {
+
+// x / y as C++ computes it (truncated). For 0 <= x, 0 < y below 2^52, the
+// hot path (per node and resource) avoids the slow integer division: both
+// are exact as doubles, the correctly rounded double quotient is off from
+// the true floor by at most one, and the correction makes it exact.
+inline int64_t Quotient(int64_t x, int64_t y) noexcept {
+  constexpr int64_t kExact = int64_t{1} << 52;
+  if (x >= 0 && x < kExact && y > 0 && y < kExact) {
+    int64_t q = static_cast<int64_t>(static_cast<double>(x) / static_cast<double>(y));
+    if (q * y > x) {
+      --q;
+    } else if ((q + 1) * y <= x) {
+      ++q;
+    }
+    return q;
+  }
+  return x / y;
+}
+
+}  // namespace
 
 int64_t LeastAllocatedScore(std::span<const int64_t> requested,
                             std::span<const int64_t> allocatable,
@@ -15,11 +36,11 @@ int64_t LeastAllocatedScore(std::span<const int64_t> requested,
     const int64_t capacity = allocatable[i];
     if (capacity == 0) continue;
     const int64_t score =
-        requested[i] > capacity ? 0 : (capacity - requested[i]) * kMaxNodeScore / capacity;
+        requested[i] > capacity ? 0 : Quotient((capacity - requested[i]) * kMaxNodeScore, capacity);
     node_score += score * weights[i];
     weight_sum += weights[i];
   }
-  return weight_sum == 0 ? 0 : node_score / weight_sum;
+  return weight_sum == 0 ? 0 : Quotient(node_score, weight_sum);
 }
 
 int64_t MostAllocatedScore(std::span<const int64_t> requested, std::span<const int64_t> allocatable,
@@ -31,10 +52,10 @@ int64_t MostAllocatedScore(std::span<const int64_t> requested, std::span<const i
     if (capacity == 0) continue;
     // Requests may exceed capacity because pods without requests count with defaults.
     const int64_t used = std::min(requested[i], capacity);
-    node_score += used * kMaxNodeScore / capacity * weights[i];
+    node_score += Quotient(used * kMaxNodeScore, capacity) * weights[i];
     weight_sum += weights[i];
   }
-  return weight_sum == 0 ? 0 : node_score / weight_sum;
+  return weight_sum == 0 ? 0 : Quotient(node_score, weight_sum);
 }
 
 int64_t BrokenLinear(std::span<const UtilizationShapePoint> shape, int64_t p) noexcept {
@@ -73,7 +94,8 @@ int64_t RequestedToCapacityRatioScore(std::span<const int64_t> requested,
 
 int64_t BalancedAllocationScore(std::span<const int64_t> requested,
                                 std::span<const int64_t> allocatable) noexcept {
-  std::array<double, kMaxResources> fractions{};
+  // Only fractions[0, n) are read; left uninitialised (this runs per node).
+  std::array<double, kMaxResources> fractions;
   size_t n = 0;
   double total = 0;
   for (size_t i = 0; i < requested.size() && n < fractions.size(); ++i) {

@@ -1,5 +1,7 @@
 #include "plugins/node_unschedulable/node_unschedulable.h"
 
+#include <algorithm>
+
 #include "core/scheduling_types.h"
 
 namespace copse::plugins {
@@ -8,10 +10,14 @@ void NodeUnschedulable::Filter(const CycleContext& ctx, std::span<const NodeInde
                                std::span<Status> out) const noexcept {
   const bool tolerates = TolerationsTolerateTaint(ctx.pod.tolerations, kTaintNodeUnschedulable, "",
                                                   TaintEffect::kNoSchedule);
+  if (tolerates) {
+    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(nodes.size()),
+              Status::Success());
+    return;
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
-    out[i] = !tolerates && ctx.snapshot.unschedulable(nodes[i])
-                 ? Status::Unresolvable(kReasonUnschedulable)
-                 : Status::Success();
+    out[i] = ctx.snapshot.unschedulable(nodes[i]) ? Status::Unresolvable(kReasonUnschedulable)
+                                                  : Status::Success();
   }
 }
 

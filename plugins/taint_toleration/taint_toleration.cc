@@ -1,5 +1,7 @@
 #include "plugins/taint_toleration/taint_toleration.h"
 
+#include <algorithm>
+
 #include "core/scheduling_types.h"
 
 namespace copse::plugins {
@@ -27,18 +29,22 @@ Status TaintToleration::PreFilter(const PodInfo& pod, const Snapshot& snapshot, 
 void TaintToleration::Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,
                              std::span<Status> out) const noexcept {
   const auto* marks = ctx.state.Read<TaintMarks>(PreFilterKey());
+  if (marks == nullptr) {
+    std::fill(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(nodes.size()),
+              Status::MissingState());
+    return;
+  }
+  const uint8_t* marked = marks->marked.data();
+  const size_t num_marked = marks->marked.size();
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (marks == nullptr) {
-      out[i] = Status::MissingState();
-      continue;
-    }
-    out[i] = Status::Success();
+    Status verdict = Status::Success();
     for (TaintId id : ctx.snapshot.node_taints(nodes[i])) {
-      if (id < marks->marked.size() && marks->marked[id] != 0) {
-        out[i] = Status::Unresolvable(kReasonUntoleratedTaint, id);
+      if (id < num_marked && marked[id] != 0) {
+        verdict = Status::Unresolvable(kReasonUntoleratedTaint, id);
         break;
       }
     }
+    out[i] = verdict;
   }
 }
 
@@ -62,10 +68,12 @@ Status TaintToleration::Score(const CycleContext& ctx, std::span<const NodeIndex
                               std::span<int64_t> out) const noexcept {
   const auto* marks = ctx.state.Read<TaintMarks>(PreScoreKey());
   if (marks == nullptr) return Status::MissingState();
+  const uint8_t* marked = marks->marked.data();
+  const size_t num_marked = marks->marked.size();
   for (size_t i = 0; i < nodes.size(); ++i) {
     int64_t count = 0;
     for (TaintId id : ctx.snapshot.node_taints(nodes[i])) {
-      if (id < marks->marked.size() && marks->marked[id] != 0) ++count;
+      if (id < num_marked && marked[id] != 0) ++count;
     }
     out[i] = count;
   }
