@@ -23,8 +23,8 @@ namespace copse::scheduler::config {
 namespace {
 
 using plugins::PluginRef;
-using plugins::PluginSet;
 using plugins::PluginsConfig;
+using plugins::PluginSet;
 
 constexpr std::string_view kCopseOnlyHint =
     "only copse.dev/v1alpha1 CopseSchedulerConfiguration has this field";
@@ -44,7 +44,8 @@ struct PointSpec {
 
 constexpr PointSpec kPoints[] = {
     {"multiPoint", "MultiPoint", &PluginsConfig::multi_point, nullptr},
-    {"preEnqueue", "PreEnqueue", &PluginsConfig::pre_enqueue, &Implements<plugins::PreEnqueuePlugin>},
+    {"preEnqueue", "PreEnqueue", &PluginsConfig::pre_enqueue,
+     &Implements<plugins::PreEnqueuePlugin>},
     {"queueSort", "QueueSort", &PluginsConfig::queue_sort, &Implements<plugins::QueueSortPlugin>},
     {"preFilter", "PreFilter", &PluginsConfig::pre_filter, &Implements<plugins::PreFilterPlugin>},
     {"filter", "Filter", &PluginsConfig::filter, &Implements<plugins::FilterPlugin>},
@@ -150,8 +151,8 @@ Result<SchedulerConfig> Parser::Parse(std::string_view yaml) {
     return MakeError(ErrorCode::kInvalid, std::move(m));
   }
   if (docs.size() > 1) {
-    return MakeError(ErrorCode::kInvalid, "yaml: expected one document, found " +
-                                              std::to_string(docs.size()));
+    return MakeError(ErrorCode::kInvalid,
+                     "yaml: expected one document, found " + std::to_string(docs.size()));
   }
   const YAML::Node root = docs.empty() ? YAML::Node() : docs.front();
   if (root.IsDefined() && !root.IsNull() && !root.IsMap()) {
@@ -254,9 +255,9 @@ void Parser::DecodeTop(const YAML::Node& root, bool copse_kind) {
     }
     if (std::optional<YAML::Node> n = r.Get("opsServer")) DecodeOpsServer(*n, "opsServer");
   } else {
-    for (std::string_view key : {"podMaxInUnschedulablePodsDuration",
-                                 "podGroupInitialBackoffSeconds", "podGroupMaxBackoffSeconds",
-                                 "opsServer"}) {
+    for (std::string_view key :
+         {"podMaxInUnschedulablePodsDuration", "podGroupInitialBackoffSeconds",
+          "podGroupMaxBackoffSeconds", "opsServer"}) {
       r.Reject(key, kCopseOnlyHint);
     }
   }
@@ -307,7 +308,8 @@ DecodedProfile Parser::DecodeProfile(const YAML::Node& node, const std::string& 
   std::string name;
   if (r.String("schedulerName", name)) out.scheduler_name = name;
   int32_t percentage = 0;
-  if (r.Int32("percentageOfNodesToScore", percentage)) out.percentage_of_nodes_to_score = percentage;
+  if (r.Int32("percentageOfNodesToScore", percentage))
+    out.percentage_of_nodes_to_score = percentage;
   if (std::optional<YAML::Node> n = r.Get("plugins")) DecodePlugins(*n, r.Path("plugins"), out);
   if (std::optional<YAML::Node> n = r.Get("pluginConfig"))
     DecodePluginConfig(*n, r.Path("pluginConfig"), out);
@@ -417,8 +419,7 @@ void Parser::DecodePluginConfig(const YAML::Node& node, const std::string& path,
     const ArgsDecoders::Entry* decoder = decoders_.Find(entry.name);
     if (decoder == nullptr) {
       if (args && !(args->IsMap() && args->size() == 0)) {
-        errors_.Invalid(args_path, NodeRepr(*args),
-                        "plugin " + entry.name + " takes no arguments");
+        errors_.Invalid(args_path, NodeRepr(*args), "plugin " + entry.name + " takes no arguments");
       }
       continue;
     }
@@ -630,7 +631,8 @@ PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom) {
     if (disabled.insert(name).second) out.disabled.push_back(name);
   }
   std::map<std::string, size_t, std::less<>> custom_index;
-  for (size_t i = 0; i < custom.enabled.size(); ++i) custom_index.emplace(custom.enabled[i].name, i);
+  for (size_t i = 0; i < custom.enabled.size(); ++i)
+    custom_index.emplace(custom.enabled[i].name, i);
   std::set<size_t> replaced;
   if (disabled.count("*") == 0) {
     for (const PluginRef& ref : defaults.enabled) {
@@ -651,7 +653,8 @@ PluginSet MergePluginSet(const PluginSet& defaults, const PluginSet& custom) {
 
 }  // namespace
 
-const plugins::Profile* SchedulerConfig::FindProfile(std::string_view scheduler_name) const noexcept {
+const plugins::Profile* SchedulerConfig::FindProfile(
+    std::string_view scheduler_name) const noexcept {
   for (const plugins::Profile& p : profiles) {
     if (p.scheduler_name == scheduler_name) return &p;
   }

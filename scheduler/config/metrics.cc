@@ -1,15 +1,15 @@
 #include "scheduler/config/metrics.h"
 
-#include <cmath>
-#include <map>
-#include <mutex>
-
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
+
+#include <cmath>
+#include <map>
+#include <mutex>
 
 namespace copse::scheduler::config {
 namespace {
@@ -73,8 +73,9 @@ struct SchedulerMetrics::Impl {
   prometheus::Family<prometheus::Counter>& attempts =
       prometheus::BuildCounter()
           .Name("scheduler_schedule_attempts_total")
-          .Help("Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
-                "could not be scheduled, while 'error' means an internal scheduler problem.")
+          .Help(
+              "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+              "could not be scheduled, while 'error' means an internal scheduler problem.")
           .Register(registry);
   prometheus::Family<prometheus::Histogram>& attempt_duration =
       prometheus::BuildHistogram()
@@ -84,11 +85,12 @@ struct SchedulerMetrics::Impl {
   prometheus::Family<prometheus::Gauge>& pending =
       prometheus::BuildGauge()
           .Name("scheduler_pending_pods")
-          .Help("Number of pending pods, by the queue type. 'active' means number of pods in "
-                "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means "
-                "number of pods in unschedulablePods that the scheduler attempted to schedule "
-                "and failed; 'gated' is the number of unschedulable pods that the scheduler "
-                "never attempted to schedule because they are gated.")
+          .Help(
+              "Number of pending pods, by the queue type. 'active' means number of pods in "
+              "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means "
+              "number of pods in unschedulablePods that the scheduler attempted to schedule "
+              "and failed; 'gated' is the number of unschedulable pods that the scheduler "
+              "never attempted to schedule because they are gated.")
           .Register(registry);
   prometheus::Family<prometheus::Counter>& preemption_attempts =
       prometheus::BuildCounter()
@@ -113,8 +115,9 @@ struct SchedulerMetrics::Impl {
   prometheus::Family<prometheus::Counter>& bind_failures =
       prometheus::BuildCounter()
           .Name("copse_bind_failures_total")
-          .Help("Number of pods/binding requests that failed (the pod was forgotten and "
-                "requeued).")
+          .Help(
+              "Number of pods/binding requests that failed (the pod was forgotten and "
+              "requeued).")
           .Register(registry);
   prometheus::Family<prometheus::Gauge>& binds_in_flight =
       prometheus::BuildGauge()
@@ -186,8 +189,7 @@ const SchedulerMetrics::ProfileMetrics& SchedulerMetrics::Profile(std::string_vi
   return impl_->AddProfile(scheduler_name);
 }
 
-void SchedulerMetrics::ObserveScheduleAttempt(std::string_view scheduler_name,
-                                              AttemptResult result,
+void SchedulerMetrics::ObserveScheduleAttempt(std::string_view scheduler_name, AttemptResult result,
                                               std::chrono::nanoseconds duration) {
   Profile(scheduler_name).ObserveAttempt(result, duration);
 }

@@ -4,6 +4,9 @@
 #include "scheduler/config/ops_server.h"
 
 #include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -11,10 +14,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 namespace copse::scheduler::config {
 
@@ -118,7 +117,7 @@ struct OpsServer::Impl {
   std::atomic<bool> stopped{false};
   std::mutex stop_mu;
 
-  std::mutex mu;  // guards checks and metrics
+  std::mutex mu;                      // guards checks and metrics
   std::vector<NamedCheck> checks[3];  // by kEndpoints index
   std::shared_ptr<const MetricsHandler> metrics;
 
@@ -129,9 +128,9 @@ struct OpsServer::Impl {
     }
     for (const NamedCheck& c : checks[endpoint]) {
       if (c.name == name) {
-        return MakeError(ErrorCode::kAlreadyExists, std::string(kEndpoints[endpoint]) +
-                                                        " check \"" + name +
-                                                        "\" is already registered");
+        return MakeError(
+            ErrorCode::kAlreadyExists,
+            std::string(kEndpoints[endpoint]) + " check \"" + name + "\" is already registered");
       }
     }
     checks[endpoint].push_back(
@@ -194,8 +193,8 @@ Reply OpsServer::Impl::HandleChecks(size_t endpoint, std::string_view sub, const
     }
   }
   if (!excluded.empty()) {
-    listing += "warn: some " + std::string(endpoint_name) +
-               " checks cannot be excluded: no matches for ";
+    listing +=
+        "warn: some " + std::string(endpoint_name) + " checks cannot be excluded: no matches for ";
     bool first = true;
     for (const std::string& name : excluded) {
       if (!first) listing += ",";
@@ -319,8 +318,8 @@ Result<std::unique_ptr<OpsServer>> OpsServer::Start(OpsServerOptions options) {
   boost::system::error_code ec;
   const asio::ip::address address = asio::ip::make_address(options.address, ec);
   if (ec) {
-    return MakeError(ErrorCode::kInvalid, "ops server: bad listen address \"" + options.address +
-                                              "\": " + ec.message());
+    return MakeError(ErrorCode::kInvalid,
+                     "ops server: bad listen address \"" + options.address + "\": " + ec.message());
   }
   impl->ioc = std::make_unique<asio::io_context>(options.threads);
   impl->acceptor = std::make_unique<tcp::acceptor>(*impl->ioc);

@@ -15,7 +15,8 @@
 //   DefaultPreemptionArgs       minCandidateNodesPercentage, minCandidateNodesAbsolute
 //   InterPodAffinityArgs        hardPodAffinityWeight, ignorePreferredTermsOfExistingPods
 //   NodeAffinityArgs            addedAffinity{requiredDuringSchedulingIgnoredDuringExecution
-//                               {nodeSelectorTerms}, preferredDuringSchedulingIgnoredDuringExecution}
+//                               {nodeSelectorTerms},
+//                               preferredDuringSchedulingIgnoredDuringExecution}
 //   PodTopologySpreadArgs       defaultConstraints[...], defaultingType (System | List;
 //                               absent: List, copse's default -- kube defaults to System)
 //

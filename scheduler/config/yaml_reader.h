@@ -17,14 +17,14 @@
 //
 // Thread-safety: a MapReader is used by one thread at a time.
 
+#include <yaml-cpp/yaml.h>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "scheduler/config/field_errors.h"
 

@@ -1,6 +1,8 @@
 // Scheduler configuration: parsing, defaults, merging with the default
 // profile, plugin arguments and every validation error (with its field path).
 
+#include "scheduler/config/config.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,15 +21,14 @@
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_resources_fit/fit.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
-#include "scheduler/config/config.h"
 #include "scheduler/config/plugin_args.h"
 
 namespace copse::scheduler::config {
 namespace {
 
+using plugins::ExtensionPoint;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using plugins::ExtensionPoint;
 
 constexpr std::string_view kCopse =
     "apiVersion: copse.dev/v1alpha1\nkind: CopseSchedulerConfiguration\n";
@@ -69,13 +70,13 @@ class ConfigTest : public ::testing::Test {
  protected:
   ConfigTest() {
     EXPECT_TRUE(plugins::RegisterDefaultPlugins(registry_).ok());
-    EXPECT_TRUE(registry_
-                    .Register("FifoSort",
-                              [](const plugins::PluginArgs*)
-                                  -> Result<std::unique_ptr<plugins::Plugin>> {
-                                return std::unique_ptr<plugins::Plugin>(new FifoSort());
-                              })
-                    .ok());
+    EXPECT_TRUE(
+        registry_
+            .Register("FifoSort",
+                      [](const plugins::PluginArgs*) -> Result<std::unique_ptr<plugins::Plugin>> {
+                        return std::unique_ptr<plugins::Plugin>(new FifoSort());
+                      })
+            .ok());
   }
 
   Result<SchedulerConfig> Parse(std::string_view yaml) {
@@ -541,19 +542,20 @@ profiles:
 }
 
 TEST_F(ConfigTest, CustomArgsDecoderForAnOutOfTreePlugin) {
-  ASSERT_TRUE(registry_
-                  .Register("Gate",
-                            [](const plugins::PluginArgs* args)
-                                -> Result<std::unique_ptr<plugins::Plugin>> {
-                              Result<GateArgs> a = plugins::ArgsOrDefault<GateArgs>(args, "Gate");
-                              if (!a.ok()) return std::move(a).error();
-                              if (a->limit <= 0) {
-                                return MakeError(ErrorCode::kInvalid,
-                                                 "GateArgs.limit: must be greater than zero");
-                              }
-                              return std::unique_ptr<plugins::Plugin>(new Gate(*a));
-                            })
-                  .ok());
+  ASSERT_TRUE(
+      registry_
+          .Register(
+              "Gate",
+              [](const plugins::PluginArgs* args) -> Result<std::unique_ptr<plugins::Plugin>> {
+                Result<GateArgs> a = plugins::ArgsOrDefault<GateArgs>(args, "Gate");
+                if (!a.ok()) return std::move(a).error();
+                if (a->limit <= 0) {
+                  return MakeError(ErrorCode::kInvalid,
+                                   "GateArgs.limit: must be greater than zero");
+                }
+                return std::unique_ptr<plugins::Plugin>(new Gate(*a));
+              })
+          .ok());
   ArgsDecoders decoders;
   ASSERT_TRUE(RegisterDefaultArgsDecoders(decoders).ok());
   ASSERT_TRUE(decoders
@@ -774,7 +776,8 @@ profiles:
 )")),
             "profiles[0].pluginConfig[1].args.minCandidateNodesPercentage: not in valid range "
             "[0, 100]");
-  EXPECT_EQ(ErrorOf(Doc(kCopse, R"(
+  EXPECT_EQ(
+      ErrorOf(Doc(kCopse, R"(
 profiles:
 - pluginConfig:
   - name: NodeResourcesFit
@@ -782,8 +785,8 @@ profiles:
       scoringStrategy:
         type: Spread
 )")),
-            "profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: \"Spread\": "
-            "supported values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"");
+      "profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: \"Spread\": "
+      "supported values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"");
   EXPECT_EQ(ErrorOf(Doc(kCopse, R"(
 profiles:
 - pluginConfig:
@@ -929,7 +932,8 @@ TEST_F(ConfigTest, MalformedYamlReportsLineAndColumn) {
   EXPECT_THAT(message, HasSubstr("yaml: line "));
   EXPECT_THAT(message, HasSubstr("column"));
   EXPECT_EQ(ErrorOf("a: b\n  c: d\n").substr(0, 20), "yaml: line 2, column");
-  EXPECT_EQ(ErrorOf("- just\n- a list\n"), "yaml: the document must be an object (line 1, column 1)");
+  EXPECT_EQ(ErrorOf("- just\n- a list\n"),
+            "yaml: the document must be an object (line 1, column 1)");
   EXPECT_EQ(ErrorOf(Doc(kCopse, "---\nparallelism: 1\n")), "yaml: expected one document, found 2");
 }
 
@@ -944,9 +948,10 @@ TEST_F(ConfigTest, VersionAndKindAreChecked) {
                     "kind: KubeSchedulerConfiguration\n"),
             "apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": supported "
             "values: \"copse.dev/v1alpha1\", \"kubescheduler.config.k8s.io/v1\"");
-  EXPECT_EQ(ErrorOf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: CopseSchedulerConfiguration\n"),
-            "kind: Unsupported value: \"CopseSchedulerConfiguration\": supported values: "
-            "\"KubeSchedulerConfiguration\"");
+  EXPECT_EQ(
+      ErrorOf("apiVersion: kubescheduler.config.k8s.io/v1\nkind: CopseSchedulerConfiguration\n"),
+      "kind: Unsupported value: \"CopseSchedulerConfiguration\": supported values: "
+      "\"KubeSchedulerConfiguration\"");
   EXPECT_EQ(ErrorOf("apiVersion: copse.dev/v1alpha1\n"),
             "kind: Required value: must be \"CopseSchedulerConfiguration\"");
 }
@@ -959,9 +964,10 @@ TEST_F(ConfigTest, TopLevelValueChecks) {
   EXPECT_EQ(ErrorOf(Doc(kCopse, "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n")),
             "podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to "
             "PodInitialBackoffSeconds");
-  EXPECT_EQ(ErrorOf(Doc(kCopse, "podGroupInitialBackoffSeconds: 10\npodGroupMaxBackoffSeconds: 5\n")),
-            "podGroupMaxBackoffSeconds: Invalid value: 5: must be greater than or equal to "
-            "podGroupInitialBackoffSeconds");
+  EXPECT_EQ(
+      ErrorOf(Doc(kCopse, "podGroupInitialBackoffSeconds: 10\npodGroupMaxBackoffSeconds: 5\n")),
+      "podGroupMaxBackoffSeconds: Invalid value: 5: must be greater than or equal to "
+      "podGroupInitialBackoffSeconds");
   EXPECT_EQ(ErrorOf(Doc(kCopse, "podMaxInUnschedulablePodsDuration: 0s\n")),
             "podMaxInUnschedulablePodsDuration: Invalid value: \"0s\": must be greater than 0");
   EXPECT_EQ(ErrorOf(Doc(kCopse, "clientConnection:\n  burst: -1\n")),

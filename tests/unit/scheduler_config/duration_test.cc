@@ -1,10 +1,10 @@
 // Go duration strings, as metav1.Duration fields are written.
 
+#include "scheduler/config/duration.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
-
-#include "scheduler/config/duration.h"
 
 namespace copse::scheduler::config {
 namespace {
@@ -33,8 +33,8 @@ TEST(GoDurationTest, ParsesEveryUnitAndCombination) {
 }
 
 TEST(GoDurationTest, RejectsWhatGoRejects) {
-  for (std::string_view bad : {"", "15", "s", "1x", "1.s.", "--1s", "1s 2s", ".s",
-                               "9999999999999999999h", "3000000h"}) {
+  for (std::string_view bad :
+       {"", "15", "s", "1x", "1.s.", "--1s", "1s 2s", ".s", "9999999999999999999h", "3000000h"}) {
     Result<nanoseconds> d = ParseGoDuration(bad);
     EXPECT_FALSE(d.ok()) << bad;
     if (!d.ok()) {

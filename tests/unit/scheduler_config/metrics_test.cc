@@ -1,6 +1,8 @@
 // SchedulerMetrics: drives the API and reads the values back from the
 // Prometheus text exposition.
 
+#include "scheduler/config/metrics.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,8 +12,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "scheduler/config/metrics.h"
 
 namespace copse::scheduler::config {
 namespace {
@@ -106,8 +106,9 @@ TEST(SchedulerMetricsTest, RecordsAttemptsPendingPodsPreemptionAndBinds) {
   EXPECT_EQ(Sample(text, "scheduler_schedule_attempts_total{" + cs + "\"scheduled\"}"), 3.0);
   EXPECT_EQ(Sample(text, "scheduler_schedule_attempts_total{" + cs + "\"unschedulable\"}"), 1.0);
   EXPECT_EQ(Sample(text, "scheduler_schedule_attempts_total{" + cs + "\"error\"}"), 1.0);
-  EXPECT_EQ(Sample(text, "scheduler_schedule_attempts_total{profile=\"batch\",result="
-                         "\"scheduled\"}"),
+  EXPECT_EQ(Sample(text,
+                   "scheduler_schedule_attempts_total{profile=\"batch\",result="
+                   "\"scheduled\"}"),
             1.0);
 
   const std::string hist = "scheduler_scheduling_attempt_duration_seconds";
@@ -176,11 +177,13 @@ TEST(SchedulerMetricsTest, ConcurrentObservationsAreAllCounted) {
   }
   for (auto& t : threads) t.join();
   const std::string text = m.Serialize();
-  EXPECT_EQ(Sample(text, "scheduler_schedule_attempts_total{profile=\"copse-scheduler\",result="
-                         "\"scheduled\"}"),
+  EXPECT_EQ(Sample(text,
+                   "scheduler_schedule_attempts_total{profile=\"copse-scheduler\",result="
+                   "\"scheduled\"}"),
             kThreads * kPerThread);
-  EXPECT_EQ(Sample(text, "scheduler_scheduling_attempt_duration_seconds_count{profile=\"copse-"
-                         "scheduler\",result=\"scheduled\"}"),
+  EXPECT_EQ(Sample(text,
+                   "scheduler_scheduling_attempt_duration_seconds_count{profile=\"copse-"
+                   "scheduler\",result=\"scheduled\"}"),
             kThreads * kPerThread);
   EXPECT_EQ(Sample(text, "copse_bind_failures_total"), kThreads * kPerThread);
   EXPECT_EQ(Sample(text, "copse_binds_in_flight"), 0.0);

@@ -1,18 +1,18 @@
 // OpsServer: real HTTP requests against a server on an ephemeral port,
 // through a small synchronous Beast client.
 
+#include "scheduler/config/ops_server.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <string>
-
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <string>
 
 #include "scheduler/config/metrics.h"
-#include "scheduler/config/ops_server.h"
 
 namespace copse::scheduler::config {
 namespace {
@@ -92,9 +92,9 @@ TEST(OpsServerTest, FailingReadinessCheckListsEveryCheck) {
                   ->AddReadyzCheck("informers-synced",
                                    [&synced]() -> copse::Status {
                                      if (synced.load() == 5) return copse::Status::Ok();
-                                     return MakeError(ErrorCode::kUnavailable,
-                                                      std::to_string(synced.load()) +
-                                                          " of 5 informers synced");
+                                     return MakeError(
+                                         ErrorCode::kUnavailable,
+                                         std::to_string(synced.load()) + " of 5 informers synced");
                                    })
                   .ok());
 
@@ -155,13 +155,12 @@ TEST(OpsServerTest, CheckNamesAreUniquePerEndpoint) {
   EXPECT_FALSE(server->AddHealthzCheck("ping", [] { return copse::Status::Ok(); }).ok());
   // The same name on another endpoint is fine.
   EXPECT_TRUE(server->AddHealthzCheck("loop", [] { return copse::Status::Ok(); }).ok());
-  EXPECT_TRUE(server
-                  ->AddLivezCheck("stuck",
-                                  [] {
-                                    return copse::Status(MakeError(ErrorCode::kTimeout,
-                                                                   "no cycle for 60s"));
-                                  })
-                  .ok());
+  EXPECT_TRUE(
+      server
+          ->AddLivezCheck(
+              "stuck",
+              [] { return copse::Status(MakeError(ErrorCode::kTimeout, "no cycle for 60s")); })
+          .ok());
   const Reply r = Get(server->port(), "/livez");
   EXPECT_EQ(r.status, 500);
   EXPECT_THAT(r.body, HasSubstr("[-]stuck failed: no cycle for 60s\n"));
