@@ -24,8 +24,9 @@
 //   4. Validation, reporting every problem as kube's field errors do
 //      (field_errors.h), e.g.
 //        profiles[1].schedulerName: Duplicate value: "copse-scheduler"
-//        profiles[0].plugins.score.enabled[2].weight: Invalid value: 0: must be in the range [1,
-//        100] percentageOfNodesToScore: Invalid value: 120: not in valid range [0-100]
+//        profiles[0].plugins.score.enabled[2].weight: Invalid value: 0:
+//            must be in the range [1, 100]
+//        percentageOfNodesToScore: Invalid value: 120: not in valid range [0-100]
 //        profiles[0].plugins.filter.enabled[0].name: Not found: "Foo"
 //      Plugin names are checked against the Registry; every pluginConfig
 //      entry is run through its plugin's factory and every profile through
