@@ -425,6 +425,14 @@ inline std::string Label(const json& obj, const std::string& key) {
   return labels[key].get<std::string>();
 }
 
+// status.<field> as an integer, -1 when absent.
+inline int StatusInt(const json& obj, const std::string& field) {
+  if (!obj.contains("status") || !obj["status"].is_object()) return -1;
+  const json& status = obj["status"];
+  if (!status.contains(field) || !status[field].is_number()) return -1;
+  return status[field].get<int>();
+}
+
 inline std::string Env(const json& pod, const std::string& name, size_t container = 0) {
   for (const auto& var : pod["spec"]["containers"][container]["env"]) {
     if (var["name"] == name) {
