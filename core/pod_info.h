@@ -127,6 +127,15 @@ struct PodInfo {
   // (PreEnqueue) and is not part of the signature.
   std::vector<std::string> scheduling_gates;
 
+  // Gang membership (not part of the signature): the PodGroup the pod joins,
+  // from spec.schedulingGroup.podGroupName (scheduling.k8s.io/v1alpha2) or
+  // the label scheduling.copse.dev/pod-group (copse PodGroup), and the leaf
+  // subgroup (label scheduling.copse.dev/subgroup).
+  enum class GroupKind : uint8_t { kNone, kWorkloadPodGroup, kCopsePodGroup };
+  GroupKind group_kind = GroupKind::kNone;
+  std::string pod_group;
+  std::string sub_group;
+
   std::string node_name;            // spec.nodeName
   std::string nominated_node_name;  // status.nominatedNodeName
   // status.startTime; nullopt for pods that have not started (preemption

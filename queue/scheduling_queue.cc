@@ -1,6 +1,7 @@
 #include "queue/scheduling_queue.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <utility>
 
@@ -168,6 +169,76 @@ bool SchedulingQueue::Delete(const PodInfo& pod) {
   std::lock_guard<std::mutex> lock(mu_);
   nominator_.Delete(pod.uid);
   Entry* entry = FindLocked(UnitKeyRef::ForPod(pod));
+  if (entry == nullptr) return false;
+  if (entry->unit.location == QueueLocation::kInFlight) {
+    entry->deleted_in_flight = true;
+    entry->readded_in_flight = false;
+    return true;
+  }
+  Detach(*entry);
+  EraseEntry(*entry);
+  return true;
+}
+
+QueueLocation SchedulingQueue::UpsertGroup(const UnitKey& key, PodList members) {
+  COPSE_CHECK(key.kind == UnitKind::kPodGroup && !members.empty()) << "UpsertGroup " << key.ToString();
+  int32_t priority = members.front()->priority;
+  for (const auto& pod : members) priority = std::min(priority, pod->priority);
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry* entry = FindLocked(key);
+  if (entry == nullptr) {
+    auto [it, inserted] = units_.try_emplace(key);
+    Entry& created = it->second;
+    created.unit.key = key;
+    created.profile = ProfileFor(*members.front());
+    created.unit.priority = priority;
+    created.unit.pods = std::move(members);
+    ResetAsNew(created);
+    const QueueLocation location = MoveToActive(created);
+    if (location == QueueLocation::kActive) WakeWaiters();
+    return location;
+  }
+  QueuedUnit& unit = entry->unit;
+  if (size_t* count = CountFor(pod_counts_, unit.location)) {
+    *count = *count - unit.pods.size() + members.size();
+  }
+  unit.pods = std::move(members);
+  unit.priority = priority;
+  const ClusterEvent event{EventResource::kUnscheduledPod, kActionUpdateOther};
+  const EventObject new_obj(unit.pods.front());
+  switch (unit.location) {
+    case QueueLocation::kInFlight:
+      if (entry->deleted_in_flight) {
+        entry->deleted_in_flight = false;
+        entry->readded_in_flight = true;
+        break;
+      }
+      RecordInFlightEvent(event, {}, new_obj);
+      break;
+    case QueueLocation::kActive:
+      active_.Fix(entry);
+      break;
+    case QueueLocation::kUnschedulable: {
+      const RequeueStrategy strategy = Evaluate(*entry, event, {}, new_obj);
+      if (strategy == RequeueStrategy::kSkip) break;
+      Detach(*entry);
+      if (Requeue(*entry, strategy) == QueueLocation::kActive) WakeWaiters();
+      break;
+    }
+    case QueueLocation::kGated:
+      Detach(*entry);
+      if (Requeue(*entry, RequeueStrategy::kAfterBackoff) == QueueLocation::kActive) WakeWaiters();
+      break;
+    case QueueLocation::kBackoff:
+    case QueueLocation::kNone:
+      break;
+  }
+  return unit.location;
+}
+
+bool SchedulingQueue::DeleteGroup(const UnitKey& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Entry* entry = FindLocked(key);
   if (entry == nullptr) return false;
   if (entry->unit.location == QueueLocation::kInFlight) {
     entry->deleted_in_flight = true;
@@ -609,12 +680,18 @@ void SchedulingQueue::ComputeBackoff(Entry& entry) const {
   QueuedUnit& unit = entry.unit;
   const int32_t count =
       unit.consecutive_errors_count > 0 ? unit.consecutive_errors_count : unit.unschedulable_count;
-  const Clock::Duration max = options_.pod_max_backoff;
+  const bool group = unit.key.kind == UnitKind::kPodGroup;
+  const Clock::Duration max = group ? options_.pod_group_max_backoff : options_.pod_max_backoff;
   if (max.count() == 0 || count <= 0) {
     unit.backoff_expiration = unit.timestamp;
     return;
   }
   Clock::Duration duration = std::min(options_.pod_initial_backoff, max);
+  if (group) {
+    // Larger groups are costlier to retry: scale by 1 + floor(log2(members)).
+    const int scale = 1 + static_cast<int>(std::bit_width(unit.pods.size()) - 1);
+    duration = std::min(max, duration * std::max(1, scale));
+  }
   for (int32_t i = 1; i < count; ++i) {
     if (duration > max - duration) {  // doubling would pass the cap (and never overflows)
       duration = max;

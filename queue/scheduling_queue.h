@@ -98,6 +98,9 @@ struct QueueOptions {
   // 0 disables backoff altogether (kube's podMaxBackoffSeconds: 0).
   Clock::Duration pod_max_backoff = kDefaultPodMaxBackoff;
   Clock::Duration pod_max_in_unschedulable_pods = kDefaultPodMaxInUnschedulablePodsDuration;
+  // Pod groups back off from pod_initial_backoff too, doubling per failed
+  // attempt and scaled by 1 + floor(log2(members)), capped at this.
+  Clock::Duration pod_group_max_backoff = std::chrono::seconds(60);
   // QueueSort; empty: PrioritySortLess (inlined, no indirect call).
   QueueLessFn less;
 };
@@ -122,6 +125,17 @@ class SchedulingQueue {
   // The pod is gone (or got bound elsewhere): removes it from every sub-queue
   // and from the nominator. False when it was not queued.
   bool Delete(const PodInfo& pod);
+
+  // ---- Pod groups (gangs) ----
+  // Adds the group unit `key` (kind kPodGroup) holding `members` (the group's
+  // pending pods; non-empty), or replaces the members of the queued unit. The
+  // unit's priority is the lowest member priority. A new unit enters activeQ
+  // through the gates; for a queued one this is an UnscheduledPod update:
+  // activeQ re-sorts, the unschedulable pool re-evaluates the hints, an
+  // in-flight unit logs the event for its replay.
+  QueueLocation UpsertGroup(const UnitKey& key, PodList members);
+  // Removes a group unit; an in-flight one is dropped when handed back.
+  bool DeleteGroup(const UnitKey& key);
 
   // ---- Informer side: cluster events ----
   // Requeues the unschedulable units the event may help (algorithm step 6).

@@ -99,6 +99,9 @@ net::awaitable<void> BindTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, 
 net::awaitable<void> PatchTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, std::string body);
 net::awaitable<void> PreemptTask(std::shared_ptr<ApiWriter::Impl> self, PodId victim,
                                  std::string body, std::function<void(Status)> done);
+net::awaitable<void> MergePatchTask(std::shared_ptr<ApiWriter::Impl> self,
+                                    kube::ResourceRef resource, std::string ns, std::string name,
+                                    std::string body, std::string subresource);
 
 ApiWriter::ApiWriter(std::shared_ptr<kube::Client> client, ApiWriterOptions options)
     : impl_(std::make_shared<Impl>()) {
@@ -207,6 +210,25 @@ net::awaitable<void> PreemptTask(std::shared_ptr<ApiWriter::Impl> self, PodId vi
       ++self->stats.deletes;
     }
     done(std::move(s));
+}
+
+void ApiWriter::MergePatch(const kube::ResourceRef& resource, std::string ns, std::string name,
+                           std::string body, std::string subresource) {
+  impl_->Spawn(MergePatchTask(impl_, resource, std::move(ns), std::move(name), std::move(body),
+                              std::move(subresource)));
+}
+
+net::awaitable<void> MergePatchTask(std::shared_ptr<ApiWriter::Impl> self,
+                                    kube::ResourceRef resource, std::string ns, std::string name,
+                                    std::string body, std::string subresource) {
+  kube::PatchOptions options;
+  options.subresource = std::move(subresource);
+  Result<std::string> r = co_await self->client->Patch(std::move(resource), std::move(ns),
+                                                       std::move(name), kube::PatchType::kMerge,
+                                                       std::move(body), std::move(options));
+  std::lock_guard lock(self->mu);
+  if (r.ok()) ++self->stats.status_patches;
+  else ++self->stats.status_patch_errors;
 }
 
 void ApiWriter::RecordPodEvent(const PodId& pod, std::string_view type, std::string_view reason,

@@ -26,6 +26,7 @@
 
 namespace copse::kube {
 class Client;
+struct ResourceRef;
 }
 
 namespace copse::scheduler {
@@ -86,6 +87,11 @@ class ApiWriter {
   // Generic event (PodGroups etc.): involvedObject fields given explicitly.
   void RecordEvent(std::string api_version, std::string kind, PodId object, std::string_view type,
                    std::string_view reason, std::string message);
+
+  // A JSON merge patch of any object (subresource "" or e.g. "status");
+  // failures are counted in status_patch_errors.
+  void MergePatch(const kube::ResourceRef& resource, std::string ns, std::string name,
+                  std::string body, std::string subresource);
 
   bool Drain(std::chrono::milliseconds timeout);
   ApiWriterStats stats() const;

@@ -18,6 +18,7 @@
 #include "kube/apiserver/node_simulator.h"
 #include "kube/apiserver/store.h"
 #include "kube/apiserver/synthetic.h"
+#include "deploy/crds.h"
 #include "kube/client.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/commands.h"
@@ -43,6 +44,23 @@ Status WriteFileMode0600(const std::string& path, const std::string& content) {
   out.close();
   if (!out) return MakeError(ErrorCode::kInvalid, "--kubeconfig-out: cannot write " + path);
   ::chmod(path.c_str(), 0600);
+  return Status::Ok();
+}
+
+// Serves copse's and Grove's custom resources. The Kubernetes ones
+// (scheduling.k8s.io/v1alpha2) are built into the embedded server.
+Status InstallCrds(api::Store& store) {
+  for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
+    if (!file.path.starts_with("copse/") && !file.path.starts_with("grove/")) continue;
+    Result<std::vector<std::string>> docs = deploy::YamlDocumentsToJson(file.content);
+    if (!docs.ok()) return MakeError(docs.error().code, std::string(file.path) + ": " + docs.error().message);
+    for (const std::string& json : *docs) {
+      auto created = store.Create(kube::resources::kCustomResourceDefinitions, "", json);
+      if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) {
+        return MakeError(created.error().code, std::string(file.path) + ": " + created.error().message);
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -129,6 +147,10 @@ int RunLocal(int argc, char** argv) {
   api::StoreOptions store_options;
   store_options.watch_history = static_cast<size_t>(watch_history);
   auto store = api::NewStore(store_options);
+  if (Status st = InstallCrds(*store); !st.ok()) {
+    std::cerr << "copse local: installing CRDs: " << st.error().message << "\n";
+    return 1;
+  }
   api::NodeSimulatorOptions sim_options;
   sim_options.pod_start_delay = std::chrono::milliseconds(pod_ready_delay_ms);
   sim_options.node_heartbeat_interval = std::chrono::seconds(10);

@@ -226,6 +226,16 @@ Result<std::shared_ptr<const PodInfo>> ToPodInfo(const kube::Pod& pod, ResourceN
   }
 
   info->scheduling_gates = pod.spec.scheduling_gates;
+  if (pod.spec.pod_group_name.has_value() && !pod.spec.pod_group_name->empty()) {
+    info->group_kind = PodInfo::GroupKind::kWorkloadPodGroup;
+    info->pod_group = *pod.spec.pod_group_name;
+  } else if (auto it = pod.meta.labels.find(kCopsePodGroupLabel); it != pod.meta.labels.end()) {
+    info->group_kind = PodInfo::GroupKind::kCopsePodGroup;
+    info->pod_group = it->second;
+  }
+  if (auto it = pod.meta.labels.find(kCopseSubGroupLabel); it != pod.meta.labels.end()) {
+    info->sub_group = it->second;
+  }
   info->node_name = pod.spec.node_name;
   info->nominated_node_name = pod.status.nominated_node_name;
   if (!pod.status.start_time.empty()) info->start_time = ParseRfc3339(pod.status.start_time);

@@ -24,6 +24,8 @@ namespace copse::scheduler {
 // The condition type kube-scheduler writes on preemption victims.
 inline constexpr std::string_view kConditionDisruptionTarget = "DisruptionTarget";
 inline constexpr std::string_view kReasonPreemptionByScheduler = "PreemptionByScheduler";
+inline constexpr std::string_view kCopsePodGroupLabel = "scheduling.copse.dev/pod-group";
+inline constexpr std::string_view kCopseSubGroupLabel = "scheduling.copse.dev/subgroup";
 
 // A finalized PodInfo. Priority is spec.priority (the API server's Priority
 // admission resolves priorityClassName; a pod without it has priority 0).

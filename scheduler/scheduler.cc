@@ -12,6 +12,8 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
+#include <limits>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -30,24 +32,20 @@
 #include "scheduler/api_writer.h"
 #include "scheduler/cache.h"
 #include "scheduler/convert.h"
+#include "scheduler/placement.h"
+#include "scheduler/gang_preemption.h"
+#include "scheduler/gangs.h"
+#include "kube/pod_group.h"
 #include "scheduler/config/metrics.h"
 #include "scheduler/queue_events.h"
 
 namespace copse::scheduler {
 namespace {
 
-using PodPtr = std::shared_ptr<const PodInfo>;
 using kube::Node;
 using kube::Pod;
 
 PodId IdOf(const PodInfo& pod) { return {pod.namespace_name, pod.name, pod.uid}; }
-
-// Pods whose scores on other nodes do not depend on where their own class
-// lands (no pod (anti-)affinity, no spread constraints, no default spreading).
-bool Batchable(const PodInfo& pod) {
-  return !pod.has_pod_affinity && pod.topology_spread_constraints.empty() &&
-         !pod.default_spread_selector.has_value() && pod.host_ports.empty();
-}
 
 }  // namespace
 
@@ -83,8 +81,13 @@ struct Scheduler::Impl {
     queue::UnitKey key;
     int64_t cycle = 0;
     size_t profile = 0;
+    bool group_member = false;
     Status status;
   };
+  GangTracker gangs;
+  std::unique_ptr<kube::TypedInformer<kube::PodGroup>> pod_group_informer;
+  std::unique_ptr<kube::TypedInformer<kube::CopsePodGroup>> copse_pod_group_informer;
+  std::map<std::string, std::string> last_group_status;  // unit key -> last message (status_mu)
   std::mutex completions_mu;
   std::vector<Completion> completions;
   std::vector<Completion> completions_scratch;
@@ -94,19 +97,7 @@ struct Scheduler::Impl {
   std::unordered_map<std::string, std::string> last_status;
 
   // Pod-class reuse (step 4 of the cycle).
-  struct Batch {
-    bool valid = false;
-    uint64_t signature = 0;
-    int32_t priority = 0;
-    size_t profile = 0;
-    size_t num_nodes = 0;
-    plugins::CycleState state;
-    std::vector<NodeIndex> feasible;
-    std::vector<int64_t> raw;  // [plugin * feasible.size() + i]
-    size_t last_position = 0;
-  } batch;
-  std::vector<int64_t> batch_scores;
-  std::vector<int64_t> batch_totals;
+  PodClassReuse batch;
 
   mutable std::mutex stats_mu;
   SchedulerStats stats;
@@ -162,9 +153,28 @@ struct Scheduler::Impl {
     if (!(*info)->node_name.empty()) {
       cache->AddOrUpdatePod(*info);
       queue->AssignedPodAdded(*info);
+      if (IsMember(**info)) GroupMemberBound(**info);
+    } else if (IsMember(**info)) {
+      // Every member goes to the tracker, whatever its scheduler: a group
+      // whose members name different schedulers is rejected as a whole.
+      PendingMember(*info);
     } else if (Responsible(**info)) {
       if (queue->Add(*info) == queue::QueueLocation::kGated) ReportGated(**info);
     }
+  }
+
+  static bool IsMember(const PodInfo& pod) {
+    return pod.group_kind != PodInfo::GroupKind::kNone && !pod.pod_group.empty();
+  }
+
+  // A pending member of a group: gated members are not schedulable yet.
+  void PendingMember(const PodPtr& pod) {
+    if (!pod->scheduling_gates.empty()) {
+      ApplyDecision(gangs.Remove(*pod));
+      ReportGated(*pod);
+      return;
+    }
+    ApplyDecision(gangs.UpsertPending(pod));
   }
 
   void ReportGated(const PodInfo& pod) {
@@ -197,6 +207,7 @@ struct Scheduler::Impl {
         ForgetStatus((*info)->uid);
         cache->AddOrUpdatePod(*info);
         queue->AssignedPodAdded(*info);
+        if (IsMember(**info)) GroupMemberBound(**info);
         return;
       }
       Result<PodPtr> old_info = ToPodInfo(*old_pod, resource_names);
@@ -214,6 +225,10 @@ struct Scheduler::Impl {
       }
       return;
     }
+    if (IsMember(**info)) {
+      PendingMember(*info);
+      return;
+    }
     if (!Responsible(**info)) return;
     Result<PodPtr> old_info = ToPodInfo(*old_pod, resource_names);
     if (queue->Update(old_info.ok() ? *old_info : nullptr, *info) == queue::QueueLocation::kGated) {
@@ -229,6 +244,36 @@ struct Scheduler::Impl {
       if (info.ok()) queue->AssignedPodDeleted(*info);
     }
     if (info.ok()) queue->Delete(**info);
+    if (info.ok() && IsMember(**info)) ApplyDecision(gangs.Remove(**info));
+  }
+
+  // ---- gangs ----
+  void ApplyDecision(const GangTracker::Decision& d) {
+    switch (d.readiness) {
+      case GangTracker::Readiness::kEmpty:
+        queue->DeleteGroup(d.key);
+        break;
+      case GangTracker::Readiness::kMissingSpec:
+      case GangTracker::Readiness::kWaitingForMembers:
+        queue->DeleteGroup(d.key);
+        for (const PodPtr& pod : d.waiting) ReportFailure(*pod, "Unschedulable", d.message, std::nullopt);
+        break;
+      case GangTracker::Readiness::kReady:
+        queue->UpsertGroup(d.key, d.members);
+        break;
+    }
+  }
+
+  template <typename T>
+  void OnGroupObject(PodInfo::GroupKind kind, const std::shared_ptr<const T>& object) {
+    Result<GangSpec> spec = object->ToGangSpec();
+    if (!spec.ok()) {
+      std::cerr << "copse: " << GroupKindName(kind) << " " << object->meta.Key()
+                << " ignored: " << spec.error().message << "\n";
+      ApplyDecision(gangs.RemoveSpec(kind, object->meta.namespace_, object->meta.name));
+      return;
+    }
+    ApplyDecision(gangs.SetSpec(kind, std::move(spec).value()));
   }
 
   void OnNodeAdd(const std::shared_ptr<const Node>& node) {
@@ -270,7 +315,19 @@ struct Scheduler::Impl {
       std::optional<queue::PoppedUnit> unit = queue->PopWait(deadline);
       if (!unit.has_value()) continue;
       const auto start = std::chrono::steady_clock::now();
-      if (unit->kind() == queue::UnitKind::kPod) {
+      if (unit->kind() == queue::UnitKind::kPodGroup) {
+        const auto group_start = std::chrono::steady_clock::now();
+        const SchedulerStats before = CurrentStats();
+        ScheduleGroupUnit(*unit);
+        if (options.metrics != nullptr) {
+          const SchedulerStats after = CurrentStats();
+          options.metrics->ObservePodGroupAttempt(
+              after.scheduled > before.scheduled       ? config::AttemptResult::kScheduled
+              : after.unschedulable > before.unschedulable ? config::AttemptResult::kUnschedulable
+                                                           : config::AttemptResult::kError,
+              std::chrono::steady_clock::now() - group_start);
+        }
+      } else if (unit->kind() == queue::UnitKind::kPod) {
         const std::string scheduler_name = unit->pod().scheduler_name;
         const SchedulerStats before = CurrentStats();
         SchedulePodUnit(*unit);
@@ -286,9 +343,6 @@ struct Scheduler::Impl {
                                                     std::chrono::steady_clock::now() - start);
           }
         }
-      } else {
-        // Gang units arrive with the Workload Scheduling Cycle.
-        queue->Done(unit->key());
       }
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -368,15 +422,14 @@ struct Scheduler::Impl {
 
     std::optional<NodeIndex> chosen;
     // 4. Pod class reuse.
-    if (options.batch_pod_classes && batch.valid && !nominations && copied <= 1 &&
-        snapshot->num_nodes() == num_nodes_before && batch.num_nodes == num_nodes_before &&
-        batch.signature == pod->signature && batch.priority == pod->priority &&
-        batch.profile == *profile && Batchable(*pod)) {
-      chosen = PlaceFromBatch(fw, *pod);
+    if (options.batch_pod_classes && !nominations && copied <= 1 &&
+        snapshot->num_nodes() == num_nodes_before &&
+        batch.Matches(*pod, *profile, snapshot->num_nodes())) {
+      chosen = batch.Place(fw, *pod, *snapshot, *random);
       if (chosen.has_value()) Count(&SchedulerStats::batched);
     }
     if (!chosen.has_value()) {
-      batch.valid = false;
+      batch.Invalidate();
       plugins::CycleState state;
       plugins::ScheduleOptions so;
       so.chunk_size = options.filter_chunk_size;
@@ -393,74 +446,16 @@ struct Scheduler::Impl {
         return;
       }
       chosen = result.node;
-      if (options.batch_pod_classes && Batchable(*pod) && !nominations) {
-        batch.valid = true;
-        batch.signature = pod->signature;
-        batch.priority = pod->priority;
-        batch.profile = *profile;
-        batch.num_nodes = snapshot->num_nodes();
-        batch.state = std::move(state);
-        batch.feasible = workspace.feasible;
-        batch.raw = workspace.raw_scores;
-        batch.last_position =
-            std::find(batch.feasible.begin(), batch.feasible.end(), *chosen) - batch.feasible.begin();
+      if (options.batch_pod_classes && !nominations) {
+        batch.Remember(*pod, *profile, snapshot->num_nodes(), std::move(state), workspace, *chosen);
       }
     }
     AssumeAndBind(unit, key, *profile, fw, pod, snapshot->node_name(*chosen));
   }
 
-  // Re-checks only the node that received the previous pod of this class.
-  std::optional<NodeIndex> PlaceFromBatch(const plugins::Framework& fw, const PodInfo& pod) {
-    const size_t k = batch.feasible.size();
-    if (k == 0 || batch.last_position >= k) return std::nullopt;
-    const size_t num_score = fw.num_score_plugins();
-    const bool have_scores = batch.raw.size() == num_score * k && num_score > 0;
-    const NodeIndex last = batch.feasible[batch.last_position];
-    const plugins::CycleContext ctx{pod, *snapshot, batch.state};
-    plugins::Status fit = fw.RunFilterOnNode(pod, *snapshot, batch.state, last);
-    if (fit.IsError()) return std::nullopt;
-    if (!fit.IsSuccess()) {
-      // Drop the node from the class's feasible list.
-      const size_t pos = batch.last_position;
-      if (have_scores) {
-        std::vector<int64_t> raw;
-        raw.reserve(num_score * (k - 1));
-        for (size_t p = 0; p < num_score; ++p) {
-          for (size_t i = 0; i < k; ++i) {
-            if (i != pos) raw.push_back(batch.raw[p * k + i]);
-          }
-        }
-        batch.raw = std::move(raw);
-      }
-      batch.feasible.erase(batch.feasible.begin() + static_cast<ptrdiff_t>(pos));
-    } else if (have_scores) {
-      for (size_t p = 0; p < num_score; ++p) {
-        int64_t score = 0;
-        plugins::Status s = fw.ScoreChunk(ctx, p, std::span<const NodeIndex>(&last, 1),
-                                          std::span<int64_t>(&score, 1));
-        if (!s.IsSuccess()) return std::nullopt;
-        batch.raw[p * k + batch.last_position] = score;
-      }
-    }
-    const size_t n = batch.feasible.size();
-    if (n == 0) return std::nullopt;
-    if (n == 1 || batch.raw.size() != num_score * n || num_score == 0) {
-      if (n != 1) return std::nullopt;
-      batch.last_position = 0;
-      return batch.feasible[0];
-    }
-    batch_scores = batch.raw;
-    batch_totals.assign(n, 0);
-    plugins::Status s = fw.CombineScores(ctx, batch.feasible, batch_scores, batch_totals);
-    if (!s.IsSuccess()) return std::nullopt;
-    std::optional<size_t> best = plugins::Framework::SelectHost(batch_totals, *random);
-    if (!best.has_value()) return std::nullopt;
-    batch.last_position = *best;
-    return batch.feasible[*best];
-  }
-
   void AssumeAndBind(const queue::PoppedUnit& unit, const queue::UnitKey& key, size_t profile,
-                     plugins::Framework& fw, const PodPtr& pod, const std::string& node) {
+                     plugins::Framework& fw, const PodPtr& pod, const std::string& node,
+                     bool group_member = false) {
     auto assumed_info = std::make_shared<PodInfo>(*pod);
     assumed_info->node_name = node;
     PodPtr assumed = assumed_info;
@@ -473,7 +468,7 @@ struct Scheduler::Impl {
     plugins::Status reserve = fw.RunReserve(state, *assumed, node);
     if (!reserve.IsSuccess()) {
       cache->ForgetPod(assumed->uid);
-      batch.valid = false;
+      batch.Invalidate();
       HandleBindingCycleFailure(key, unit.cycle, *pod,
                                 "running Reserve plugin: " + fw.StatusMessage(reserve, *snapshot));
       return;
@@ -482,7 +477,7 @@ struct Scheduler::Impl {
     if (!permit.status.IsSuccess()) {
       fw.RunUnreserve(state, *assumed, node);
       cache->ForgetPod(assumed->uid);
-      batch.valid = false;
+      batch.Invalidate();
       const std::string why = permit.status.code == plugins::Code::kWait
                                   ? "Permit returned Wait: copse places groups in the Workload "
                                     "Scheduling Cycle instead of waiting pods"
@@ -494,7 +489,7 @@ struct Scheduler::Impl {
     if (!prebind.IsSuccess()) {
       fw.RunUnreserve(state, *assumed, node);
       cache->ForgetPod(assumed->uid);
-      batch.valid = false;
+      batch.Invalidate();
       HandleBindingCycleFailure(key, unit.cycle, *pod,
                                 "running PreBind plugin: " + fw.StatusMessage(prebind, *snapshot));
       return;
@@ -505,6 +500,7 @@ struct Scheduler::Impl {
     completion.key = key;
     completion.cycle = unit.cycle;
     completion.profile = profile;
+    completion.group_member = group_member;
     writer->Bind(IdOf(*assumed), node, [this, completion](Status s) mutable {
       completion.status = std::move(s);
       std::lock_guard lock(completions_mu);
@@ -521,7 +517,7 @@ struct Scheduler::Impl {
       const PodInfo& pod = *c.pod;
       if (c.status.ok()) {
         cache->FinishBinding(pod.uid);
-        queue->Done(c.key);
+        if (!c.group_member) queue->Done(c.key);
         ForgetStatus(pod.uid);
         Count(&SchedulerStats::bound);
         writer->RecordPodEvent(IdOf(pod), "Normal", "Scheduled",
@@ -530,13 +526,18 @@ struct Scheduler::Impl {
         Count(&SchedulerStats::bind_failures);
         if (options.metrics != nullptr) options.metrics->IncBindFailures();
         cache->ForgetPod(pod.uid);
-        batch.valid = false;
+        batch.Invalidate();
         plugins::CycleState state;
         frameworks[c.profile]->RunUnreserve(state, pod, pod.node_name);
         // The node's capacity is free again for others.
         queue->MoveAllToActiveOrBackoffQueue(queue::kEventAssignedPodDelete,
                                              queue::EventObject(c.pod), {});
-        if (c.status.error().code == ErrorCode::kNotFound) {
+        if (c.group_member) {
+          // The group is placed again, constrained by the members already bound.
+          ReportFailure(pod, "SchedulerError", "Binding rejected: " + c.status.error().message,
+                        std::nullopt);
+          ApplyDecision(gangs.Evaluate(c.key));
+        } else if (c.status.error().code == ErrorCode::kNotFound) {
           queue->Done(c.key);  // the pod is gone
         } else {
           HandleBindingCycleFailure(c.key, c.cycle, pod,
@@ -545,6 +546,276 @@ struct Scheduler::Impl {
       }
     }
     completions_scratch.clear();
+  }
+
+  // ---- Workload Scheduling Cycle ----
+
+  // PodGroupScheduled on the group object (KEP rule: once True, stays True).
+  void WriteGroupStatus(const queue::UnitKey& key, bool scheduled, std::string_view reason,
+                        const std::string& message) {
+    const GangTracker::GroupInfo info = gangs.Info(key);
+    if (!info.spec.has_value()) return;
+    // KEP-4671: once PodGroupScheduled is True it stays True. The informer's
+    // copy may not show our True write yet, so the tracker's flag decides.
+    if (!scheduled && info.scheduled_reported) return;
+    {
+      std::lock_guard lock(status_mu);
+      std::string& last = last_group_status[key.ToString()];
+      const std::string stamp = std::string(reason) + "\n" + message;
+      if (last == stamp) return;
+      last = stamp;
+    }
+    const std::string& ns = info.spec->namespace_;
+    const std::string& name = info.spec->name;
+    const std::string now = FormatRfc3339(std::chrono::system_clock::now());
+    if (info.kind == PodInfo::GroupKind::kWorkloadPodGroup && pod_group_informer) {
+      auto object = pod_group_informer->Get(ns, name);
+      kube::PodGroupStatus status = object ? object->status : kube::PodGroupStatus{};
+      if (!kube::SetPodGroupScheduled(status.conditions, scheduled, std::string(reason), message,
+                                      now, info.spec->generation)) {
+        return;
+      }
+      writer->MergePatch(kube::resources::kPodGroups, ns, name, kube::PodGroup::StatusPatch(status),
+                         "status");
+    } else if (info.kind == PodInfo::GroupKind::kCopsePodGroup && copse_pod_group_informer) {
+      auto object = copse_pod_group_informer->Get(ns, name);
+      kube::CopsePodGroupStatus status = object ? object->status : kube::CopsePodGroupStatus{};
+      const bool changed = kube::SetPodGroupScheduled(status.conditions, scheduled,
+                                                      std::string(reason), message, now,
+                                                      info.spec->generation);
+      const bool is_scheduled =
+          kube::FindCondition(status.conditions, kube::kPodGroupScheduled) != nullptr &&
+          kube::FindCondition(status.conditions, kube::kPodGroupScheduled)->status == "True";
+      const std::string phase = std::string(is_scheduled ? kube::kPodGroupPhaseScheduled
+                                                         : kube::kPodGroupPhaseUnschedulable);
+      const int32_t bound = static_cast<int32_t>(info.bound);
+      if (!changed && status.phase == phase && status.scheduled == bound) return;
+      status.phase = phase;
+      status.scheduled = bound;
+      status.observed_generation = info.spec->generation;
+      writer->MergePatch(kube::resources::kCopsePodGroups, ns, name,
+                         kube::CopsePodGroup::StatusPatch(status), "status");
+    }
+  }
+
+  void GroupMemberBound(const PodInfo& pod) {
+    ApplyDecision(gangs.MarkBound(pod));
+    const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
+    const GangTracker::GroupInfo info = gangs.Info(key);
+    if (!info.spec.has_value()) return;
+    const size_t required = static_cast<size_t>(
+        std::max(1, info.spec->IsGang() ? info.spec->RequiredPods(kRootGroup) : 1));
+    if (info.bound >= required && gangs.MarkScheduledReported(key)) {
+      WriteGroupStatus(key, true, kube::kReasonScheduled,
+                       std::to_string(info.bound) + " member pods scheduled (minimum " +
+                           std::to_string(required) + ")");
+    } else if (info.scheduled_reported) {
+      WriteGroupStatus(key, true, kube::kReasonScheduled,
+                       std::to_string(info.bound) + " member pods scheduled (minimum " +
+                           std::to_string(required) + ")");
+    }
+  }
+
+  // Adds pods nominated elsewhere (priority >= `priority`, not members).
+  bool AddNominatedPodsExcept(const std::set<std::string>& members, int32_t priority) {
+    bool added = false;
+    for (const auto& [node_name, other] : queue->NominatedPods()) {
+      if (members.contains(other->uid) || other->priority < priority) continue;
+      std::optional<NodeIndex> node = snapshot->FindNode(node_name);
+      if (!node.has_value()) continue;
+      snapshot->AddPod(*node, other);
+      added = true;
+    }
+    return added;
+  }
+
+  std::optional<VictimGroup> VictimGroupOf(const PodInfo& pod) {
+    if (!IsMember(pod)) return std::nullopt;
+    const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
+    VictimGroup g;
+    g.key = key.ToString();
+    if (std::optional<GangSpec> spec = gangs.Spec(key)) {
+      g.all_or_nothing = spec->disruption_mode == DisruptionMode::kPodGroup ||
+                         spec->preemptibility == Preemptibility::kNonPreemptible;
+    }
+    return g;
+  }
+
+  void ScheduleGroupUnit(const queue::PoppedUnit& unit) {
+    const queue::UnitKey key = unit.key();
+    const GangTracker::GroupInfo info = gangs.Info(key);
+    if (!info.spec.has_value()) {
+      queue->Done(key);
+      return;
+    }
+    const GangSpec& spec = *info.spec;
+    const std::string group = spec.namespace_ + "/" + spec.name;
+    std::vector<PodPtr> members;
+    std::set<std::string> member_uids;
+    std::set<std::string> names;
+    size_t in_flight = 0;
+    int32_t priority = std::numeric_limits<int32_t>::max();
+    for (const PodPtr& pod : unit.pods) {
+      if (pod->terminating) continue;
+      if (cache->NodeOf(pod->uid).has_value()) {
+        ++in_flight;
+        continue;
+      }
+      members.push_back(pod);
+      member_uids.insert(pod->uid);
+      names.insert(pod->scheduler_name);
+      priority = std::min(priority, pod->priority);
+    }
+    if (members.empty()) {
+      queue->Done(key);
+      return;
+    }
+    const bool ours = std::any_of(names.begin(), names.end(),
+                                  [&](const std::string& n) { return ProfileIndex(n).has_value(); });
+    if (!ours) {
+      queue->Done(key);  // another scheduler's group
+      return;
+    }
+    Count(&SchedulerStats::attempts);
+    if (names.size() > 1) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      const std::string message = "pod group " + group +
+                                  ": members name different schedulers (" + list +
+                                  "); every member of a group must use the same schedulerName";
+      Count(&SchedulerStats::unschedulable);
+      queue->AddUnschedulableIfNotPresent(key, unit.cycle, queue::Rejection{});
+      for (const PodPtr& pod : members) {
+        if (ProfileIndex(pod->scheduler_name)) ReportFailure(*pod, "Unschedulable", message, std::nullopt);
+      }
+      WriteGroupStatus(key, false, kube::kReasonUnschedulable, message);
+      return;
+    }
+    const size_t profile = *ProfileIndex(*names.begin());
+    plugins::Framework& fw = *frameworks[profile];
+    batch.Invalidate();
+
+    const size_t already = info.bound + in_flight;
+    const size_t required_total =
+        spec.IsGang() ? static_cast<size_t>(std::max(0, spec.RequiredPods(kRootGroup))) : 0;
+    const size_t required = required_total > already ? required_total - already : 0;
+    cache->UpdateSnapshot(*snapshot);
+    AddNominatedPodsExcept(member_uids, priority);
+    GangPlacementOptions po;
+    po.required = required;
+    po.place_all = true;
+    po.chunk_size = options.filter_chunk_size;
+    po.parallel_for = ParallelFor();
+    po.start_index = next_start_index;
+    GangPlacement placement = PlaceGang(fw, *snapshot, members, po, *random, workspace);
+    if (snapshot->num_nodes() > 0) {
+      next_start_index = (next_start_index + placement.evaluated_nodes) % snapshot->num_nodes();
+    }
+    queue::Rejection rejection;
+    rejection.unschedulable = queue::PluginSet::FromMask(placement.unschedulable_plugins);
+
+    if (placement.error) {
+      Count(&SchedulerStats::errors);
+      queue->AddErroredIfNotPresent(key, unit.cycle);
+      for (const PodPtr& pod : members) ReportFailure(*pod, "SchedulerError", placement.failure, std::nullopt);
+      WriteGroupStatus(key, false, kube::kReasonSchedulerError, placement.failure);
+      return;
+    }
+    if (placement.satisfied && !placement.placed.empty()) {
+      // All-or-nothing holds: at least `required` members have a node. The
+      // snapshot rows edited by the placement are rewritten by the next sync;
+      // the cache now takes the members as assumed pods.
+      gangs.SetPendingVictims(key, {});
+      for (const MemberPlacement& m : placement.placed) {
+        AssumeAndBind(unit, key, profile, fw, m.pod, snapshot->node_name(m.node),
+                      /*group_member=*/true);
+      }
+      if (placement.unplaced.empty()) {
+        queue->Done(key);
+      } else {
+        queue->AddUnschedulableIfNotPresent(key, unit.cycle, rejection);
+        for (const PodPtr& pod : placement.unplaced) {
+          ReportFailure(*pod, "Unschedulable", placement.failure, std::nullopt);
+        }
+      }
+      return;
+    }
+
+    // Failure: nothing is assumed; nominations of members are cleared unless a
+    // preemption below nominates them again.
+    Count(&SchedulerStats::unschedulable);
+    const size_t wanted = spec.IsGang() ? required_total : members.size() + already;
+    std::string message = "pod group " + group + ": " +
+                          std::to_string(placement.placed.size() + already) + "/" +
+                          std::to_string(wanted) + " pods fit";
+    if (!placement.failure.empty()) message += "; " + placement.failure;
+    std::map<std::string, std::string> nominations;  // uid -> node
+    const bool may_preempt =
+        spec.IsGang() && std::all_of(members.begin(), members.end(), [](const PodPtr& p) {
+          return p->preemption_policy != PreemptionPolicy::kNever;
+        });
+    if (may_preempt) {
+      size_t waiting = 0;
+      for (const std::string& uid : gangs.PendingVictims(key)) {
+        waiting += cache->NodeOf(uid).has_value() ? 1 : 0;
+      }
+      if (waiting > 0) {
+        // The nominated placement is still being made room for: no new preemption.
+        message += " preemption: waiting for " + std::to_string(waiting) +
+                   " preempted pod(s) to terminate";
+        for (const PodPtr& pod : members) {
+          if (auto node = queue->NominatedNodeOf(pod->uid)) nominations[pod->uid] = *node;
+        }
+      } else {
+        cache->UpdateSnapshot(*snapshot);  // drop the failed placement's edits
+        {
+          std::lock_guard lock(stats_mu);
+          ++stats.preemption_attempts;
+        }
+        if (options.metrics != nullptr) options.metrics->IncPreemptionAttempts();
+        GangPreemption gp = SelectGangVictims(
+            fw, *snapshot, members, po,
+            [this](const PodInfo& pod) { return VictimGroupOf(pod); }, *random, workspace);
+        if (gp.found && !gp.victims.empty()) {
+          std::set<std::string> victim_uids;
+          const std::string why = fw.scheduler_name() + ": preempting to make room for pod group " + group;
+          for (const PodRef& victim : gp.victims) {
+            victim_uids.insert(victim->uid);
+            writer->PreemptVictim(IdOf(*victim), why, [](Status) {});
+            writer->RecordPodEvent(IdOf(*victim), "Normal", "Preempted",
+                                   "Preempted by pod group " + group);
+          }
+          {
+            std::lock_guard lock(stats_mu);
+            stats.preemption_victims += gp.victims.size();
+          }
+          if (options.metrics != nullptr) options.metrics->ObservePreemptionVictims(gp.victims.size());
+          gangs.SetPendingVictims(key, std::move(victim_uids));
+          for (const MemberPlacement& m : gp.placement) {
+            const std::string node = snapshot->node_name(m.node);
+            auto nominated = std::make_shared<PodInfo>(*m.pod);
+            nominated->nominated_node_name = node;
+            queue->AddNominatedPod(nominated, node);
+            nominations[m.pod->uid] = node;
+          }
+          message += " preemption: evicting " + std::to_string(gp.victims.size()) +
+                     " lower-priority pod(s) to place the group";
+        } else if (!gp.found) {
+          message += " " + gp.message;
+        }
+      }
+    }
+    for (const PodPtr& pod : members) {
+      if (!nominations.contains(pod->uid)) queue->DeleteNominatedPodIfExists(*pod);
+    }
+    queue->AddUnschedulableIfNotPresent(key, unit.cycle, rejection);
+    for (const PodPtr& pod : members) {
+      std::optional<std::string> nominated;
+      if (auto it = nominations.find(pod->uid); it != nominations.end()) nominated = it->second;
+      else if (!pod->nominated_node_name.empty()) nominated = std::string();
+      ReportFailure(*pod, "Unschedulable", message, nominated);
+    }
+    WriteGroupStatus(key, false, kube::kReasonUnschedulable, message);
   }
 
   void HandleBindingCycleFailure(const queue::UnitKey& key, int64_t cycle, const PodInfo& pod,
@@ -631,6 +902,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
   qo.pod_initial_backoff = options.pod_initial_backoff;
   qo.pod_max_backoff = options.pod_max_backoff;
   qo.pod_max_in_unschedulable_pods = options.pod_max_in_unschedulable;
+  qo.pod_group_max_backoff = options.pod_group_max_backoff;
   impl->queue = std::make_unique<queue::SchedulingQueue>(*impl->clock, qo, std::move(queue_profiles));
   impl->cache = std::make_unique<Cache>(*impl->clock, options.assumed_pod_ttl);
   ApiWriterOptions wo;
@@ -681,6 +953,32 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
         self->cache->SetPodDisruptionBudget(p->meta.Key(), ToPdbInfo(*p));
       },
       [self](const auto& p) { self->cache->RemovePodDisruptionBudget(p->meta.Key()); });
+  kube::InformerOptions pod_groups;
+  pod_groups.resource = kube::resources::kPodGroups;
+  impl->pod_group_informer =
+      std::make_unique<kube::TypedInformer<kube::PodGroup>>(client, pod_groups);
+  impl->pod_group_informer->AddEventHandler(
+      [self](const auto& g) { self->OnGroupObject(PodInfo::GroupKind::kWorkloadPodGroup, g); },
+      [self](const auto&, const auto& g) {
+        self->OnGroupObject(PodInfo::GroupKind::kWorkloadPodGroup, g);
+      },
+      [self](const auto& g) {
+        self->ApplyDecision(self->gangs.RemoveSpec(PodInfo::GroupKind::kWorkloadPodGroup,
+                                                   g->meta.namespace_, g->meta.name));
+      });
+  kube::InformerOptions copse_groups;
+  copse_groups.resource = kube::resources::kCopsePodGroups;
+  impl->copse_pod_group_informer =
+      std::make_unique<kube::TypedInformer<kube::CopsePodGroup>>(client, copse_groups);
+  impl->copse_pod_group_informer->AddEventHandler(
+      [self](const auto& g) { self->OnGroupObject(PodInfo::GroupKind::kCopsePodGroup, g); },
+      [self](const auto&, const auto& g) {
+        self->OnGroupObject(PodInfo::GroupKind::kCopsePodGroup, g);
+      },
+      [self](const auto& g) {
+        self->ApplyDecision(self->gangs.RemoveSpec(PodInfo::GroupKind::kCopsePodGroup,
+                                                   g->meta.namespace_, g->meta.name));
+      });
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
@@ -690,6 +988,13 @@ void Scheduler::Start() {
   impl.node_informer->Start();
   impl.namespace_informer->Start();
   impl.pdb_informer->Start();
+  // Gang objects first, so that members find their group when pods arrive.
+  // Their informers are not waited for: a cluster without the CRDs still
+  // schedules ordinary pods.
+  impl.pod_group_informer->Start();
+  impl.copse_pod_group_informer->Start();
+  impl.pod_group_informer->WaitForSync(std::chrono::seconds(2));
+  impl.copse_pod_group_informer->WaitForSync(std::chrono::seconds(2));
   impl.pod_informer->Start();
   impl.loop = std::thread([&impl] {
     // Schedule only once the cluster state is known (kube waits for cache sync).
@@ -731,6 +1036,8 @@ void Scheduler::Stop() {
   impl.node_informer->Stop();
   impl.namespace_informer->Stop();
   impl.pdb_informer->Stop();
+  impl.pod_group_informer->Stop();
+  impl.copse_pod_group_informer->Stop();
   impl.writer->Drain(std::chrono::milliseconds(5000));
 }
 

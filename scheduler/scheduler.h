@@ -64,6 +64,8 @@ struct SchedulerOptions {
   Clock::Duration pod_initial_backoff = std::chrono::seconds(1);
   Clock::Duration pod_max_backoff = std::chrono::seconds(10);
   Clock::Duration pod_max_in_unschedulable = std::chrono::minutes(5);
+  // Cap of a pod group's backoff (it grows with the group's size).
+  Clock::Duration pod_group_max_backoff = std::chrono::seconds(60);
   // How often the unschedulable pool is checked for pods older than
   // pod_max_in_unschedulable (kube: every 30 s).
   Clock::Duration unschedulable_flush_interval = std::chrono::seconds(30);

@@ -79,6 +79,7 @@ class Cluster {
     options.pod_max_backoff = std::chrono::milliseconds(200);
     options.unschedulable_flush_interval = std::chrono::milliseconds(500);
     options.pod_max_in_unschedulable = std::chrono::seconds(1);
+    options.pod_group_max_backoff = std::chrono::milliseconds(400);
     auto scheduler = Scheduler::Create(*client, options);
     ASSERT_TRUE(scheduler.ok()) << scheduler.error().ToString();
     scheduler_ = std::move(scheduler).value();

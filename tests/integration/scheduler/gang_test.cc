@@ -1,0 +1,320 @@
+// Gang scheduling end to end against the embedded API server
+// (scheduling.k8s.io/v1alpha2 PodGroups): all-or-nothing under contention,
+// two gangs racing for 60% of the cluster each, gang preemption with delayed
+// actuation (nobody evicted when it cannot help; minimal victims; whole
+// victim gangs with disruptionMode PodGroup), binds failing at random, and a
+// PodGroup created after its pods.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "kube/pod_group.h"
+#include "scheduler/cache.h"
+#include "tests/integration/scheduler/harness.h"
+
+namespace copse::scheduler::testing {
+namespace {
+
+using kube::resources::kNodes;
+using kube::resources::kPods;
+
+std::string PodGroupJson(const std::string& name, int min_count,
+                         const std::string& extra_spec = "") {
+  return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":")" +
+         name + R"(","namespace":"default"},"spec":{"schedulingPolicy":{"gang":{"minCount":)" +
+         std::to_string(min_count) + "}}" + extra_spec + "}}";
+}
+
+PodSpecOptions Member(const std::string& group, const std::string& name, const std::string& cpu) {
+  PodSpecOptions p;
+  p.name = name;
+  p.cpu = cpu;
+  p.memory = "64Mi";
+  p.labels["group"] = group;
+  p.extra_spec = R"(,"schedulingGroup":{"podGroupName":")" + group + "\"}";
+  return p;
+}
+
+void AddNodes(Cluster& cluster, int count, const std::string& cpu) {
+  for (int i = 0; i < count; ++i) {
+    NodeSpec node;
+    node.name = "node-" + std::to_string(i);
+    node.cpu = cpu;
+    cluster.Create(kNodes, "", NodeJson(node));
+  }
+}
+
+std::map<std::string, int> BoundPerGroup(const std::vector<kube::Pod>& pods) {
+  std::map<std::string, int> bound;
+  for (const kube::Pod& pod : pods) {
+    auto g = pod.meta.labels.find("group");
+    if (g == pod.meta.labels.end()) continue;
+    bound[g->second] += !pod.spec.node_name.empty() && !pod.meta.deletion_timestamp.has_value();
+  }
+  return bound;
+}
+
+const kube::Condition* GroupCondition(Cluster& cluster, const std::string& name,
+                                      kube::PodGroup* out) {
+  auto got = cluster.store().Get(kube::resources::kPodGroups, "default", name);
+  if (!got.ok()) return nullptr;
+  auto group = kube::PodGroup::Decode((*got)->json);
+  if (!group.ok()) return nullptr;
+  *out = std::move(group).value();
+  return kube::FindCondition(out->status.conditions, kube::kPodGroupScheduled);
+}
+
+TEST(GangIntegration, TwoHundredRandomGangsAreAllOrNothing) {
+  Cluster cluster;
+  AddNodes(cluster, 20, "8");  // 160 cpu for ~3,400 requested
+  cluster.StartScheduler();
+  std::mt19937 rng(11);
+  std::map<std::string, int> min_count;
+  for (int g = 0; g < 200; ++g) {
+    const std::string name = "gang-" + std::to_string(g);
+    const int size = 2 + static_cast<int>(rng() % 31);
+    const int min = 1 + static_cast<int>(rng() % size);
+    min_count[name] = min;
+    cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson(name, min));
+    for (int i = 0; i < size; ++i) {
+      cluster.Create(kPods, "default",
+                     PodJson(Member(name, name + "-" + std::to_string(i), "1")));
+    }
+  }
+  // Quiescent: nothing assumed in flight, and every group's PodGroupScheduled
+  // agrees with its bound members (True exactly when >= minCount are bound).
+  ASSERT_TRUE(WaitUntil([&] {
+    if (cluster.scheduler()->cache().stats().assumed_pods != 0) return false;
+    const auto bound = BoundPerGroup(cluster.Pods());
+    for (const auto& [name, min] : min_count) {
+      kube::PodGroup group;
+      const kube::Condition* c = GroupCondition(cluster, name, &group);
+      const int n = bound.contains(name) ? bound.at(name) : 0;
+      if (c == nullptr || (c->status == "True") != (n >= min)) return false;
+    }
+    return true;
+  }, std::chrono::seconds(120)));
+  const auto pods = cluster.Pods();
+  for (const std::string& p : CheckInvariants(cluster.Nodes(), pods)) ADD_FAILURE() << p;
+  const auto bound = BoundPerGroup(pods);
+  int placed_groups = 0;
+  int bound_pods = 0;
+  for (const auto& [name, min] : min_count) {
+    const int n = bound.contains(name) ? bound.at(name) : 0;
+    EXPECT_TRUE(n == 0 || n >= min) << name << ": " << n << " bound, minCount " << min;
+    kube::PodGroup group;
+    const kube::Condition* c = GroupCondition(cluster, name, &group);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->status == "True", n >= min) << name << ": " << c->message;
+    placed_groups += n >= min;
+    bound_pods += n;
+  }
+  EXPECT_GT(placed_groups, 0);
+  EXPECT_LE(bound_pods, 160);
+}
+
+TEST(GangIntegration, TwoGangsNeedingSixtyPercentEach) {
+  Cluster cluster;
+  AddNodes(cluster, 10, "4");  // 40 cpu
+  cluster.StartScheduler();
+  for (const std::string name : {"left", "right"}) {
+    cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson(name, 24));
+  }
+  for (int i = 0; i < 24; ++i) {
+    for (const std::string name : {"left", "right"}) {
+      cluster.Create(kPods, "default", PodJson(Member(name, name + "-" + std::to_string(i), "1")));
+    }
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    kube::PodGroup a, b;
+    return GroupCondition(cluster, "left", &a) != nullptr &&
+           GroupCondition(cluster, "right", &b) != nullptr &&
+           cluster.scheduler()->cache().stats().assumed_pods == 0;
+  }));
+  const auto bound = BoundPerGroup(cluster.Pods());
+  const int left = bound.contains("left") ? bound.at("left") : 0;
+  const int right = bound.contains("right") ? bound.at("right") : 0;
+  EXPECT_TRUE((left == 24 && right == 0) || (left == 0 && right == 24))
+      << "left " << left << ", right " << right;
+  kube::PodGroup loser;
+  const std::string losing = left == 24 ? "right" : "left";
+  const kube::Condition* c = GroupCondition(cluster, losing, &loser);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, "False");
+  EXPECT_EQ(c->reason, "Unschedulable");
+  EXPECT_NE(c->message.find("pods fit"), std::string::npos) << c->message;
+}
+
+void PriorityClasses(Cluster& cluster) {
+  cluster.Create(kube::resources::kPriorityClasses, "",
+                 R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"low"},"value":10})");
+  cluster.Create(kube::resources::kPriorityClasses, "",
+                 R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"high"},"value":1000})");
+}
+
+// 4 nodes x 4 cpu, each full of four 1-cpu low-priority pods.
+void FillWithLowPods(Cluster& cluster) {
+  PriorityClasses(cluster);
+  AddNodes(cluster, 4, "4");
+  cluster.StartScheduler();
+  for (int i = 0; i < 16; ++i) {
+    PodSpecOptions p;
+    p.name = "low-" + std::to_string(i);
+    p.cpu = "1";
+    p.priority_class = "low";
+    cluster.Create(kPods, "default", PodJson(p));
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    int n = 0;
+    for (const auto& pod : cluster.Pods()) n += !pod.spec.node_name.empty();
+    return n == 16;
+  }));
+}
+
+int LiveLowPods(Cluster& cluster) {
+  int n = 0;
+  for (const auto& pod : cluster.Pods()) {
+    n += pod.meta.name.starts_with("low-") && !pod.meta.deletion_timestamp.has_value();
+  }
+  return n;
+}
+
+TEST(GangIntegration, GangThatCannotFitEvenWithPreemptionEvictsNobody) {
+  Cluster cluster;
+  FillWithLowPods(cluster);
+  cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson("big", 5));
+  for (int i = 0; i < 5; ++i) {
+    PodSpecOptions p = Member("big", "big-" + std::to_string(i), "4");
+    p.priority_class = "high";
+    cluster.Create(kPods, "default", PodJson(p));
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    kube::PodGroup g;
+    const kube::Condition* c = GroupCondition(cluster, "big", &g);
+    return c != nullptr && c->message.find("preemption") != std::string::npos;
+  }));
+  kube::PodGroup g;
+  const kube::Condition* c = GroupCondition(cluster, "big", &g);
+  EXPECT_EQ(c->status, "False");
+  EXPECT_NE(c->message.find("does not fit even with every lower-priority pod evicted"),
+            std::string::npos)
+      << c->message;
+  EXPECT_EQ(LiveLowPods(cluster), 16);
+  EXPECT_EQ(cluster.scheduler()->stats().preemption_victims, 0u);
+}
+
+TEST(GangIntegration, GangPreemptionEvictsMinimalVictimsThenBinds) {
+  Cluster cluster;
+  FillWithLowPods(cluster);
+  cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson("pair", 2));
+  for (int i = 0; i < 2; ++i) {
+    PodSpecOptions p = Member("pair", "pair-" + std::to_string(i), "4");
+    p.priority_class = "high";
+    cluster.Create(kPods, "default", PodJson(p));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return BoundPerGroup(cluster.Pods())["pair"] == 2; }));
+  EXPECT_EQ(LiveLowPods(cluster), 8) << "two nodes' worth of 1-cpu pods, no more";
+  EXPECT_EQ(cluster.scheduler()->stats().preemption_victims, 8u);
+  for (const std::string& p : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << p;
+  kube::PodGroup g;
+  ASSERT_TRUE(WaitUntil([&] {
+    const kube::Condition* c = GroupCondition(cluster, "pair", &g);
+    return c != nullptr && c->status == "True";
+  }));
+}
+
+TEST(GangIntegration, VictimGangWithDisruptionModePodGroupIsEvictedWhole) {
+  Cluster cluster;
+  PriorityClasses(cluster);
+  AddNodes(cluster, 2, "2");
+  cluster.StartScheduler();
+  cluster.Create(kube::resources::kPodGroups, "default",
+                 PodGroupJson("victim", 2, R"(,"disruptionMode":"PodGroup","priorityClassName":"low")"));
+  for (int i = 0; i < 2; ++i) {
+    PodSpecOptions p = Member("victim", "victim-" + std::to_string(i), "1");
+    p.priority_class = "low";
+    p.extra_spec += R"(,"nodeSelector":{"kubernetes.io/hostname":"node-)" + std::to_string(i) + "\"}";
+    cluster.Create(kPods, "default", PodJson(p));
+  }
+  for (int i = 0; i < 2; ++i) {
+    PodSpecOptions p;
+    p.name = "solo-" + std::to_string(i);
+    p.cpu = "1";
+    p.priority_class = "low";
+    p.extra_spec = R"(,"nodeSelector":{"kubernetes.io/hostname":"node-)" + std::to_string(i) + "\"}";
+    cluster.Create(kPods, "default", PodJson(p));
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    int n = 0;
+    for (const auto& pod : cluster.Pods()) n += !pod.spec.node_name.empty();
+    return n == 4;
+  }));
+  cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson("hi", 1));
+  PodSpecOptions hi = Member("hi", "hi-0", "2");
+  hi.priority_class = "high";
+  cluster.Create(kPods, "default", PodJson(hi));
+  ASSERT_TRUE(WaitUntil([&] { return BoundPerGroup(cluster.Pods())["hi"] == 1; }));
+  std::set<std::string> gone;
+  std::set<std::string> live;
+  for (const auto& pod : cluster.Pods()) {
+    (pod.meta.deletion_timestamp.has_value() ? gone : live).insert(pod.meta.name);
+  }
+  for (const char* name : {"victim-0", "victim-1"}) {
+    EXPECT_FALSE(live.contains(name)) << name << " survived: its group goes whole";
+  }
+  // Exactly one solo pod (the one on the chosen node) was needed.
+  EXPECT_EQ(live.contains("solo-0") + live.contains("solo-1"), 1);
+}
+
+TEST(GangIntegration, GangsCompleteDespiteRandomBindFailures) {
+  api::Options server_options;
+  server_options.bind_failure_rate = 0.1;
+  Cluster cluster(server_options);
+  AddNodes(cluster, 10, "16");
+  cluster.StartScheduler();
+  std::map<std::string, int> min_count;
+  for (int g = 0; g < 30; ++g) {
+    const std::string name = "g" + std::to_string(g);
+    min_count[name] = 3;
+    cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson(name, 3));
+    for (int i = 0; i < 4; ++i) {
+      cluster.Create(kPods, "default", PodJson(Member(name, name + "-" + std::to_string(i), "500m")));
+    }
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    const auto bound = BoundPerGroup(cluster.Pods());
+    for (const auto& [name, min] : min_count) {
+      if (!bound.contains(name) || bound.at(name) < min) return false;
+    }
+    return true;
+  }, std::chrono::seconds(120)));
+  EXPECT_GT(cluster.scheduler()->stats().bind_failures, 0u) << "the failure injection ran";
+  for (const std::string& p : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << p;
+}
+
+TEST(GangIntegration, PodWaitsForItsPodGroupThenSchedules) {
+  Cluster cluster;
+  AddNodes(cluster, 2, "4");
+  cluster.StartScheduler();
+  for (int i = 0; i < 2; ++i) {
+    cluster.Create(kPods, "default", PodJson(Member("late", "late-" + std::to_string(i), "1")));
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    auto pod = cluster.GetPod("default", "late-0");
+    const kube::Condition* c = pod ? PodScheduledCondition(*pod) : nullptr;
+    return c != nullptr && c->message.find("does not exist") != std::string::npos;
+  }));
+  auto pod = cluster.GetPod("default", "late-0");
+  EXPECT_EQ(PodScheduledCondition(*pod)->message,
+            "scheduling.k8s.io/v1alpha2 PodGroup \"default/late\" does not exist; the pod waits "
+            "until it is created");
+  EXPECT_TRUE(pod->spec.node_name.empty());
+  cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson("late", 2));
+  ASSERT_TRUE(WaitUntil([&] { return BoundPerGroup(cluster.Pods())["late"] == 2; }));
+}
+
+}  // namespace
+}  // namespace copse::scheduler::testing
