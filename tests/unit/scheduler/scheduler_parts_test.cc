@@ -1,0 +1,284 @@
+// The scheduler runtime's pure parts: the cache (assume, confirm, forget,
+// expiry with a fake clock, pods before their node), conversions from API
+// objects, the gang tracker's barrier decisions, and PlaceGang's
+// all-or-nothing placement and pod-class reuse on an in-memory snapshot.
+
+#include <gtest/gtest.h>
+
+#include "core/clock.h"
+#include "kube/pod.h"
+#include "plugins/defaults/defaults.h"
+#include "plugins/framework/framework.h"
+#include "scheduler/cache.h"
+#include "scheduler/convert.h"
+#include "scheduler/gangs.h"
+#include "scheduler/placement.h"
+#include "tests/unit/plugins/test_util.h"
+
+namespace copse::scheduler {
+namespace {
+
+using plugins::testing::Cluster;
+using plugins::testing::FixedRandom;
+using plugins::testing::PodBuilder;
+
+std::shared_ptr<const PodInfo> OnNode(std::shared_ptr<PodInfo> pod, const std::string& node) {
+  pod->node_name = node;
+  return pod;
+}
+
+TEST(Cache, AssumedPodCountsUntilForgotten) {
+  FakeClock clock;
+  Cache cache(clock, std::chrono::seconds(30));
+  ResourceNames names;
+  cache.UpsertNode("n1", [&](NodeInfo& n) {
+    n.SetAllocatable(plugins::testing::MakeResources(names, {{"cpu", "4"}, {"pods", "10"}}));
+  });
+  auto pod = OnNode(PodBuilder("p").Requests(names, {{"cpu", "1"}}).Obj(), "n1");
+  ASSERT_TRUE(cache.AssumePod(pod).ok());
+  EXPECT_FALSE(cache.AssumePod(pod).ok()) << "the same uid twice";
+  EXPECT_TRUE(cache.IsAssumed(pod->uid));
+  EXPECT_EQ(cache.GetNode("n1")->requested().Get(kResourceIdCpu), 1000);
+  cache.ForgetPod(pod->uid);
+  EXPECT_FALSE(cache.IsAssumed(pod->uid));
+  EXPECT_EQ(cache.GetNode("n1")->requested().Get(kResourceIdCpu), 0);
+}
+
+TEST(Cache, ConfirmedPodStaysAndExpiredAssumedPodGoes) {
+  FakeClock clock;
+  Cache cache(clock, std::chrono::seconds(30));
+  ResourceNames names;
+  cache.UpsertNode("n1", [&](NodeInfo& n) {
+    n.SetAllocatable(plugins::testing::MakeResources(names, {{"cpu", "8"}, {"pods", "10"}}));
+  });
+  auto confirmed = OnNode(PodBuilder("a").Requests(names, {{"cpu", "1"}}).Obj(), "n1");
+  auto lost = OnNode(PodBuilder("b").Requests(names, {{"cpu", "2"}}).Obj(), "n1");
+  ASSERT_TRUE(cache.AssumePod(confirmed).ok());
+  ASSERT_TRUE(cache.AssumePod(lost).ok());
+  cache.FinishBinding(confirmed->uid);
+  cache.FinishBinding(lost->uid);
+  cache.AddOrUpdatePod(confirmed);  // the informer saw it bound
+  clock.Advance(std::chrono::seconds(29));
+  EXPECT_TRUE(cache.CleanupExpiredAssumedPods().empty());
+  clock.Advance(std::chrono::seconds(2));
+  auto expired = cache.CleanupExpiredAssumedPods();
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0]->uid, lost->uid);
+  EXPECT_EQ(cache.GetNode("n1")->requested().Get(kResourceIdCpu), 1000);
+  EXPECT_EQ(cache.stats().expired_assumed, 1u);
+}
+
+TEST(Cache, PodsBeforeTheirNodeAndNodeRemovalKeepRowsStable) {
+  FakeClock clock;
+  Cache cache(clock, std::chrono::seconds(30));
+  ResourceNames names;
+  auto early = OnNode(PodBuilder("early").Requests(names, {{"cpu", "1"}}).Obj(), "late-node");
+  cache.AddOrUpdatePod(early);
+  for (const char* name : {"a", "b", "late-node"}) {
+    cache.UpsertNode(name, [&](NodeInfo& n) {
+      n.SetAllocatable(plugins::testing::MakeResources(names, {{"cpu", "4"}, {"pods", "10"}}));
+    });
+  }
+  EXPECT_EQ(cache.GetNode("late-node")->requested().Get(kResourceIdCpu), 1000);
+  Snapshot snapshot(names);
+  EXPECT_EQ(cache.UpdateSnapshot(snapshot), 3u);
+  EXPECT_EQ(cache.UpdateSnapshot(snapshot), 0u) << "nothing changed";
+  cache.RemoveNode("a");  // the last row moves into a's place
+  EXPECT_EQ(cache.UpdateSnapshot(snapshot), 1u);
+  ASSERT_EQ(snapshot.num_nodes(), 2u);
+  EXPECT_EQ(snapshot.node_name(0), "late-node");
+  EXPECT_EQ(snapshot.requested(kResourceIdCpu, 0), 1000);
+}
+
+TEST(Convert, PodFieldsAndErrorsNameTheField) {
+  auto pod = kube::Pod::Decode(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","uid":"u1","labels":{"scheduling.copse.dev/pod-group":"g","scheduling.copse.dev/subgroup":"leaf"}},
+    "spec":{"schedulerName":"copse-scheduler","priority":7,"preemptionPolicy":"Never","schedulingGates":[{"name":"x"}],
+    "containers":[{"name":"c","resources":{"requests":{"cpu":"500m","nvidia.com/gpu":"2"}},"ports":[{"containerPort":80,"hostPort":8080}]}],
+    "tolerations":[{"key":"k","operator":"Exists","effect":"NoSchedule"}]},
+    "status":{"startTime":"2026-11-22T01:02:03.5Z"}})");
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  ResourceNames names;
+  auto info = ToPodInfo(*pod, names);
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  EXPECT_EQ((*info)->priority, 7);
+  EXPECT_EQ((*info)->preemption_policy, PreemptionPolicy::kNever);
+  EXPECT_EQ((*info)->requests.Get(kResourceIdCpu), 500);
+  EXPECT_EQ((*info)->requests.Get(*names.Find("nvidia.com/gpu")), 2);
+  ASSERT_EQ((*info)->host_ports.size(), 1u);
+  EXPECT_EQ((*info)->host_ports[0].port, 8080);
+  EXPECT_EQ((*info)->scheduling_gates, std::vector<std::string>{"x"});
+  EXPECT_EQ((*info)->group_kind, PodInfo::GroupKind::kCopsePodGroup);
+  EXPECT_EQ((*info)->pod_group, "g");
+  EXPECT_EQ((*info)->sub_group, "leaf");
+  ASSERT_TRUE((*info)->start_time.has_value());
+  EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(
+                (*info)->start_time->time_since_epoch())
+                .count() %
+                1000,
+            500);
+
+  auto bad = kube::Pod::Decode(R"({"metadata":{"name":"p","namespace":"ns"},"spec":{"tolerations":[{"key":"k","operator":"Maybe"}],"containers":[]}})");
+  ASSERT_TRUE(bad.ok());
+  auto rejected = ToPodInfo(*bad, names);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.error().message, "spec.tolerations[0].operator: Unsupported value: \"Maybe\"");
+}
+
+TEST(Convert, Rfc3339) {
+  auto a = ParseRfc3339("2026-11-22T00:00:00Z");
+  auto b = ParseRfc3339("2026-11-22T02:00:00+02:00");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(*a, *b);
+  EXPECT_FALSE(ParseRfc3339("yesterday").has_value());
+}
+
+GangSpec Gang(const std::string& name, int32_t min) {
+  GangSpec spec;
+  spec.namespace_ = "default";
+  spec.name = name;
+  spec.source = GangSource::kWorkloadPodGroup;
+  spec.policy = GangPolicy::kGang;
+  spec.min_member = min;
+  return spec;
+}
+
+std::shared_ptr<PodInfo> Member(const std::string& name, const std::string& group) {
+  auto pod = PodBuilder(name).Obj();
+  pod->group_kind = PodInfo::GroupKind::kWorkloadPodGroup;
+  pod->pod_group = group;
+  return pod;
+}
+
+TEST(GangTracker, BarrierWaitsForTheObjectAndForMinCount) {
+  GangTracker tracker;
+  auto d = tracker.UpsertPending(Member("a", "g"));
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kMissingSpec);
+  EXPECT_EQ(d.message,
+            "scheduling.k8s.io/v1alpha2 PodGroup \"default/g\" does not exist; the pod waits "
+            "until it is created");
+  d = tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("g", 3));
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kWaitingForMembers);
+  EXPECT_NE(d.message.find("1 of 3 required pods observed"), std::string::npos) << d.message;
+  tracker.UpsertPending(Member("b", "g"));
+  auto c = Member("c", "g");
+  d = tracker.UpsertPending(c);
+  ASSERT_EQ(d.readiness, GangTracker::Readiness::kReady);
+  EXPECT_EQ(d.members.size(), 3u);
+  EXPECT_EQ(d.key, GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "default", "g"));
+  // A bound member still counts towards the barrier but is not queued.
+  d = tracker.MarkBound(*c);
+  ASSERT_EQ(d.readiness, GangTracker::Readiness::kReady);
+  EXPECT_EQ(d.members.size(), 2u);
+  EXPECT_TRUE(tracker.MarkScheduledReported(d.key));
+  EXPECT_FALSE(tracker.MarkScheduledReported(d.key)) << "reported once";
+  d = tracker.Remove(*Member("a", "g"));
+  d = tracker.Remove(*Member("b", "g"));
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kEmpty);
+}
+
+TEST(GangTracker, CopseAndWorkloadGroupsWithOneNameDoNotCollide) {
+  EXPECT_NE(GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "ns", "g"),
+            GroupUnitKey(PodInfo::GroupKind::kCopsePodGroup, "ns", "g"));
+}
+
+std::unique_ptr<plugins::Framework> DefaultFramework(plugins::Registry& registry) {
+  EXPECT_TRUE(plugins::RegisterDefaultPlugins(registry).ok());
+  auto fw = plugins::Framework::Create(registry, plugins::DefaultProfile());
+  EXPECT_TRUE(fw.ok());
+  return std::move(fw).value();
+}
+
+TEST(PlaceGang, PlacesAllOrReportsWhyAndNeverOverAllocates) {
+  plugins::Registry registry;
+  auto fw = DefaultFramework(registry);
+  Cluster cluster;
+  for (int i = 0; i < 3; ++i) cluster.AddNode("n" + std::to_string(i), {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.mutable_snapshot();
+  std::vector<PodPtr> members;
+  for (int i = 0; i < 10; ++i) {
+    members.push_back(PodBuilder("m" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
+  }
+  FixedRandom random(0);
+  plugins::Workspace ws;
+  GangPlacementOptions options;
+  options.required = 10;  // 12 cpu for 10: fits
+  GangPlacement p = PlaceGang(*fw, snapshot, members, options, random, ws);
+  EXPECT_TRUE(p.satisfied);
+  EXPECT_EQ(p.placed.size(), 10u);
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
+    EXPECT_LE(snapshot.requested(kResourceIdCpu, n), snapshot.allocatable(kResourceIdCpu, n));
+  }
+
+  // On the now fuller snapshot, 10 more cannot all fit: 2 cpu are left.
+  std::vector<PodPtr> more;
+  for (int i = 0; i < 10; ++i) {
+    more.push_back(PodBuilder("x" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
+  }
+  GangPlacement q = PlaceGang(*fw, snapshot, more, options, random, ws);
+  EXPECT_FALSE(q.satisfied);
+  EXPECT_EQ(q.placed.size(), 2u);
+  EXPECT_EQ(q.unplaced.size(), 8u);
+  EXPECT_EQ(q.failure, "0/3 nodes are available: 3 Insufficient cpu.");
+}
+
+TEST(PlaceGang, StopsEarlyWhenTheMinimumCannotBeReached) {
+  plugins::Registry registry;
+  auto fw = DefaultFramework(registry);
+  Cluster cluster;
+  cluster.AddNode("n0", {{"cpu", "2"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.mutable_snapshot();
+  // Two classes: the big one (3 x 4 cpu) fails first, so the small class is
+  // never tried: 3 of 4 required can no longer be reached.
+  std::vector<PodPtr> members;
+  for (int i = 0; i < 3; ++i) {
+    members.push_back(PodBuilder("big" + std::to_string(i)).Priority(5).Requests(cluster.names, {{"cpu", "4"}}).Obj());
+  }
+  members.push_back(PodBuilder("small").Requests(cluster.names, {{"cpu", "1"}}).Obj());
+  FixedRandom random(0);
+  plugins::Workspace ws;
+  GangPlacementOptions options;
+  options.required = 2;
+  GangPlacement p = PlaceGang(*fw, snapshot, members, options, random, ws);
+  EXPECT_FALSE(p.satisfied);
+  EXPECT_TRUE(p.placed.empty());
+  EXPECT_EQ(p.unplaced.size(), 4u);
+}
+
+TEST(PodClassReuse, MatchesAFullPassForEveryPod) {
+  // Placing 40 identical pods with reuse gives the same per-node totals as
+  // full passes; reuse must never pick an infeasible node.
+  plugins::Registry registry;
+  auto fw = DefaultFramework(registry);
+  for (bool reuse_enabled : {false, true}) {
+    Cluster cluster;
+    for (int i = 0; i < 8; ++i) cluster.AddNode("n" + std::to_string(i), {{"cpu", "5"}, {"pods", "110"}});
+    Snapshot& snapshot = cluster.mutable_snapshot();
+    std::vector<PodPtr> members;
+    for (int i = 0; i < 40; ++i) {
+      members.push_back(PodBuilder("p" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
+    }
+    FixedRandom random(0);
+    plugins::Workspace ws;
+    GangPlacementOptions options;
+    options.required = 40;
+    if (!reuse_enabled) {
+      // One pod per call: every placement is a full pass.
+      size_t placed = 0;
+      for (const PodPtr& pod : members) {
+        GangPlacement p = PlaceGang(*fw, snapshot, std::span<const PodPtr>(&pod, 1),
+                                    GangPlacementOptions{1}, random, ws);
+        placed += p.placed.size();
+      }
+      EXPECT_EQ(placed, 40u);
+    } else {
+      GangPlacement p = PlaceGang(*fw, snapshot, members, options, random, ws);
+      EXPECT_TRUE(p.satisfied);
+    }
+    for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
+      EXPECT_EQ(snapshot.requested(kResourceIdCpu, n), 5000) << "LeastAllocated fills evenly";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace copse::scheduler
