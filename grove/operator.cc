@@ -154,12 +154,7 @@ struct Operator::Impl {
   }
 
   api::ValidationContext MakeValidationContext() {
-    api::ValidationContext v;
-    v.default_scheduler_name = std::string(backends->GetDefault().SchedulerName());
-    backend::BackendManager* manager = backends.get();
-    v.scheduler_enabled = [manager](std::string_view name) {
-      return manager->ForSchedulerName(name) != nullptr;
-    };
+    api::ValidationContext v = backends->ValidationContext();
     runtime::Caches* c = caches.get();
     v.topology = [c](std::string_view name) -> std::optional<api::ClusterTopologyBindingSpec> {
       auto binding = c->topologies.Get(name);
@@ -209,6 +204,7 @@ Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> 
   };
   backend::Registry registry;
   backend::RegisterBuiltinBackends(registry);
+  if (options.register_backends) options.register_backends(registry);
   auto manager = backend::BackendManager::Initialize(options.scheduler, backend_context, registry);
   if (!manager.ok()) return manager.error();
   d->backends = std::move(manager).value();

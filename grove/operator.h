@@ -28,6 +28,7 @@
 // Stop() returns.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +54,9 @@ struct OperatorOptions {
   bool install_crds = false;
   std::chrono::milliseconds sync_timeout{30'000};
   int log_level = 0;  // grove/runtime/log.h
+  // Registers extra (or replacement) backend factories after the built-in
+  // ones: third-party backends, or wrappers in tests.
+  std::function<void(backend::Registry&)> register_backends;
 };
 
 struct OperatorStats {

@@ -199,6 +199,13 @@ SchedulerBackend* BackendManager::ForSchedulerName(std::string_view scheduler_na
   return nullptr;
 }
 
+api::ValidationContext BackendManager::ValidationContext() const {
+  api::ValidationContext v;
+  v.default_scheduler_name = std::string(default_->SchedulerName());
+  v.scheduler_enabled = [this](std::string_view name) { return ForSchedulerName(name) != nullptr; };
+  return v;
+}
+
 std::vector<std::string> BackendManager::Enabled() const {
   std::vector<std::string> out;
   for (const auto& [name, _] : backends_) out.push_back(name);

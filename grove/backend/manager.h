@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "grove/api/validation.h"
 #include "grove/backend/backend.h"
 
 namespace copse::grove::backend {
@@ -97,6 +98,9 @@ class BackendManager {
   SchedulerBackend* ForSchedulerName(std::string_view scheduler_name) const;
   // Names of enabled backends, sorted.
   std::vector<std::string> Enabled() const;
+  // Validation's view of the backends: the default's schedulerName and which
+  // schedulerNames have an enabled backend (topology lookup left unset).
+  api::ValidationContext ValidationContext() const;
 
  private:
   std::map<std::string, std::unique_ptr<SchedulerBackend>, std::less<>> backends_;
