@@ -20,6 +20,9 @@
 #include "kube/apiserver/synthetic.h"
 #include "deploy/crds.h"
 #include "kube/client.h"
+#include "plugins/defaults/defaults.h"
+#include "plugins/framework/registry.h"
+#include "scheduler/config/config.h"
 #include "scheduler/scheduler.h"
 #include "scheduler/commands.h"
 
@@ -79,6 +82,7 @@ int RunLocal(int argc, char** argv) {
   int64_t watch_history = 200000;
   int threads = 1;
   bool no_scheduler = false;
+  std::string config_path;
   int scheduler_parallelism = 0;
 
   po::options_description desc("copse local [flags]");
@@ -103,6 +107,7 @@ int RunLocal(int argc, char** argv) {
       "threads", po::value(&threads)->default_value(threads), "API server I/O threads")(
       "no-scheduler", po::bool_switch(&no_scheduler),
       "do not run the scheduler (pods with schedulerName copse-scheduler stay pending)")(
+      "config", po::value(&config_path), "scheduler configuration file (YAML), as for copse run")(
       "parallelism", po::value(&scheduler_parallelism)->default_value(0),
       "scheduler threads for parallel Filter/Score (0: one per core)");
 
@@ -128,6 +133,17 @@ int RunLocal(int argc, char** argv) {
   if (pod_ready_delay_ms < 0) return bad_flag("--pod-ready-delay-ms: must not be negative");
   if (watch_history < 16) return bad_flag("--watch-history: must be at least 16");
   if (threads < 1 || threads > 64) return bad_flag("--threads: must be between 1 and 64");
+  SchedulerOptions scheduler_options;
+  if (!config_path.empty()) {
+    plugins::Registry registry;
+    if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok()) return bad_flag(s.error().message);
+    auto cfg = config::LoadSchedulerConfigFile(config_path, registry);
+    if (!cfg.ok()) return bad_flag("--config " + config_path + ": " + cfg.error().message);
+    scheduler_options = SchedulerOptionsFromConfig(*cfg);
+  }
+  if (vm.count("parallelism") && !vm["parallelism"].defaulted()) {
+    scheduler_options.parallelism = scheduler_parallelism;
+  }
   auto shape = ParseResourceList(node_shape);
   if (!shape.ok()) return bad_flag("--node-shape: " + shape.error().message);
   auto topology = api::ParseTopology(topology_text);
@@ -191,8 +207,6 @@ int RunLocal(int argc, char** argv) {
       std::cerr << "copse local: scheduler client: " << client.error().ToString() << "\n";
       return 1;
     }
-    SchedulerOptions scheduler_options;
-    scheduler_options.parallelism = scheduler_parallelism;
     auto created = Scheduler::Create(*client, scheduler_options);
     if (!created.ok()) {
       std::cerr << "copse local: scheduler: " << created.error().ToString() << "\n";

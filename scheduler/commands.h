@@ -8,6 +8,13 @@
 
 namespace copse::scheduler {
 
+namespace config {
+struct SchedulerConfig;
+}
+struct SchedulerOptions;
+// The runtime options a configuration file asks for (scheduler/cmd_run.cc).
+SchedulerOptions SchedulerOptionsFromConfig(const config::SchedulerConfig& cfg);
+
 struct Command {
   std::string_view name;
   std::string_view summary;
