@@ -1,5 +1,6 @@
 #include "scheduler/scheduler.h"
 
+#include <nlohmann/json.hpp>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
@@ -82,8 +83,10 @@ struct Scheduler::Impl {
     int64_t cycle = 0;
     size_t profile = 0;
     bool group_member = false;
+    int retries = 0;
     Status status;
   };
+  static constexpr int kMaxGroupBindRetries = 3;
   GangTracker gangs;
   std::unique_ptr<kube::TypedInformer<kube::PodGroup>> pod_group_informer;
   std::unique_ptr<kube::TypedInformer<kube::CopsePodGroup>> copse_pod_group_informer;
@@ -244,7 +247,7 @@ struct Scheduler::Impl {
       if (info.ok()) queue->AssignedPodDeleted(*info);
     }
     if (info.ok()) queue->Delete(**info);
-    if (info.ok() && IsMember(**info)) ApplyDecision(gangs.Remove(**info));
+    if (info.ok() && IsMember(**info)) GroupMemberGone(**info);
   }
 
   // ---- gangs ----
@@ -525,6 +528,21 @@ struct Scheduler::Impl {
       } else {
         Count(&SchedulerStats::bind_failures);
         if (options.metrics != nullptr) options.metrics->IncBindFailures();
+        const ErrorCode code = c.status.error().code;
+        if (c.group_member && c.retries < kMaxGroupBindRetries && code != ErrorCode::kNotFound &&
+            code != ErrorCode::kConflict && cache->HasNode(pod.node_name) &&
+            cache->IsAssumed(pod.uid)) {
+          // The member stays assumed on its node, which still holds it: bind
+          // there again rather than re-placing the group.
+          Completion retry = c;
+          ++retry.retries;
+          writer->Bind(IdOf(pod), pod.node_name, [this, retry](Status s) mutable {
+            retry.status = std::move(s);
+            std::lock_guard lock(completions_mu);
+            completions.push_back(std::move(retry));
+          });
+          continue;
+        }
         cache->ForgetPod(pod.uid);
         batch.Invalidate();
         plugins::CycleState state;
@@ -596,6 +614,46 @@ struct Scheduler::Impl {
       writer->MergePatch(kube::resources::kCopsePodGroups, ns, name,
                          kube::CopsePodGroup::StatusPatch(status), "status");
     }
+  }
+
+  // Deletion protection: a PodGroup copse placed members of keeps the
+  // finalizer until every member pod is terminal or gone.
+  template <typename T>
+  void SetProtection(const std::shared_ptr<const T>& object, const kube::ResourceRef& resource,
+                     bool protect) {
+    if (!object) return;
+    std::vector<std::string> finalizers = object->meta.finalizers;
+    const auto it = std::find(finalizers.begin(), finalizers.end(),
+                              kube::kPodGroupProtectionFinalizer);
+    if (protect == (it != finalizers.end())) return;
+    if (protect) {
+      finalizers.emplace_back(kube::kPodGroupProtectionFinalizer);
+    } else {
+      finalizers.erase(it);
+    }
+    nlohmann::json patch = {{"metadata",
+                             {{"finalizers", finalizers},
+                              {"resourceVersion", object->meta.resource_version}}}};
+    writer->MergePatch(resource, object->meta.namespace_, object->meta.name, patch.dump(), "");
+  }
+
+  void UpdateProtection(const queue::UnitKey& key, bool protect) {
+    const GangTracker::GroupInfo info = gangs.Info(key);
+    if (!info.spec.has_value()) return;
+    if (info.kind == PodInfo::GroupKind::kWorkloadPodGroup && pod_group_informer) {
+      SetProtection(pod_group_informer->Get(info.spec->namespace_, info.spec->name),
+                    kube::resources::kPodGroups, protect);
+    } else if (info.kind == PodInfo::GroupKind::kCopsePodGroup && copse_pod_group_informer) {
+      SetProtection(copse_pod_group_informer->Get(info.spec->namespace_, info.spec->name),
+                    kube::resources::kCopsePodGroups, protect);
+    }
+  }
+
+  void GroupMemberGone(const PodInfo& pod) {
+    const GangTracker::Decision d = gangs.Remove(pod);
+    ApplyDecision(d);
+    const GangTracker::GroupInfo info = gangs.Info(d.key);
+    if (info.pending == 0 && info.bound == 0) UpdateProtection(d.key, false);
   }
 
   void GroupMemberBound(const PodInfo& pod) {
@@ -726,6 +784,7 @@ struct Scheduler::Impl {
       // snapshot rows edited by the placement are rewritten by the next sync;
       // the cache now takes the members as assumed pods.
       gangs.SetPendingVictims(key, {});
+      UpdateProtection(key, true);
       for (const MemberPlacement& m : placement.placed) {
         AssumeAndBind(unit, key, profile, fw, m.pod, snapshot->node_name(m.node),
                       /*group_member=*/true);

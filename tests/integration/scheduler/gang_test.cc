@@ -318,3 +318,33 @@ TEST(GangIntegration, PodWaitsForItsPodGroupThenSchedules) {
 
 }  // namespace
 }  // namespace copse::scheduler::testing
+
+namespace copse::scheduler::testing {
+namespace {
+
+bool HasProtection(Cluster& cluster, const std::string& name) {
+  auto got = cluster.store().Get(kube::resources::kPodGroups, "default", name);
+  return got.ok() && (*got)->json.find(std::string(kube::kPodGroupProtectionFinalizer)) !=
+                         std::string::npos;
+}
+
+TEST(GangIntegration, FinalizerProtectsAScheduledGroupUntilItsMembersAreGone) {
+  Cluster cluster;
+  AddNodes(cluster, 2, "4");
+  cluster.StartScheduler();
+  cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson("kept", 2));
+  for (int i = 0; i < 2; ++i) {
+    cluster.Create(kPods, "default", PodJson(Member("kept", "kept-" + std::to_string(i), "1")));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return BoundPerGroup(cluster.Pods())["kept"] == 2; }));
+  ASSERT_TRUE(WaitUntil([&] { return HasProtection(cluster, "kept"); }));
+  for (int i = 0; i < 2; ++i) {
+    api::DeleteOptions options;
+    options.grace_period_seconds = 0;
+    ASSERT_TRUE(cluster.store().Delete(kPods, "default", "kept-" + std::to_string(i), options).ok());
+  }
+  ASSERT_TRUE(WaitUntil([&] { return !HasProtection(cluster, "kept"); }));
+}
+
+}  // namespace
+}  // namespace copse::scheduler::testing
