@@ -189,7 +189,8 @@ Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> 
 
   runtime::CacheOptions cache_options;
   cache_options.namespace_ = options.namespace_;
-  cache_options.clock = clock;
+  // Informers back off on real time; the injected clock drives conditions and timers.
+  cache_options.clock = nullptr;
   d->caches = std::make_unique<runtime::Caches>(client, cache_options);
 
   backend::BackendContext backend_context;

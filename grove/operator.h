@@ -50,7 +50,9 @@ struct OperatorOptions {
   // Image of the startup-order init container (runs `copse initc`).
   std::string initc_image = "ghcr.io/copse-dev/copse:latest";
   int workers = 4;  // per controller
-  std::shared_ptr<const Clock> clock;  // default: RealClock
+  // Condition timestamps, terminationDelay and requeue timers (informers back
+  // off on real time). Default: RealClock.
+  std::shared_ptr<const Clock> clock;
   bool install_crds = false;
   std::chrono::milliseconds sync_timeout{30'000};
   int log_level = 0;  // grove/runtime/log.h

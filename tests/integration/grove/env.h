@@ -207,15 +207,13 @@ struct EnvOptions {
   int nodes = 16;
   OperatorOptions op;
   bool start_operator = true;
-  std::shared_ptr<const Clock> clock;  // operator and store clock (FakeClock in tests)
+  std::shared_ptr<const Clock> clock;  // the operator's clock (a FakeClock in tests)
 };
 
 class GroveEnv {
  public:
   explicit GroveEnv(EnvOptions options = EnvOptions()) : options_(std::move(options)) {
-    apisrv::StoreOptions store_options;
-    store_options.clock = options_.clock;
-    store_ = apisrv::NewStore(store_options);
+    store_ = apisrv::NewStore({});
     apisrv::NodeSimulatorOptions sim;
     sim.pod_start_delay = std::chrono::milliseconds(20);
     sim.max_termination_delay = std::chrono::milliseconds(50);
