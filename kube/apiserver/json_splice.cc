@@ -1,28 +1,41 @@
 #include "kube/apiserver/json_splice.h"
 
 #include <algorithm>
-#include <cstring>
+#include <array>
 
 namespace copse::kube::apiserver::splice {
 namespace {
 
-// One past the string starting at `pos` ('"'), or kNpos.
+// One past the string starting at `pos` ('"'), or kNpos. Keys and most
+// values are short: a byte loop beats a memchr call per string.
 size_t SkipString(std::string_view text, size_t pos) noexcept {
   const char* data = text.data();
   const size_t size = text.size();
-  size_t i = pos + 1;
-  while (i < size) {
-    const void* hit = std::memchr(data + i, '"', size - i);
-    if (hit == nullptr) return kNpos;
-    const size_t quote = static_cast<size_t>(static_cast<const char*>(hit) - data);
-    // The quote is escaped when an odd number of backslashes precede it.
-    size_t backslashes = 0;
-    while (quote - backslashes > i && data[quote - backslashes - 1] == '\\') ++backslashes;
-    if (backslashes % 2 == 0) return quote + 1;
-    i = quote + 1;
+  for (size_t i = pos + 1; i < size; ++i) {
+    const char c = data[i];
+    if (c == '\\') {
+      ++i;  // the escaped character, whatever it is
+    } else if (c == '"') {
+      return i + 1;
+    }
   }
   return kNpos;
 }
+
+}  // namespace
+
+namespace {
+
+// Byte classes for scanning containers: 1 quote, 2 opening, 3 closing bracket.
+constexpr std::array<uint8_t, 256> kByteClass = [] {
+  std::array<uint8_t, 256> t{};
+  t['"'] = 1;
+  t['{'] = 2;
+  t['['] = 2;
+  t['}'] = 3;
+  t[']'] = 3;
+  return t;
+}();
 
 }  // namespace
 
@@ -32,21 +45,24 @@ size_t SkipValue(std::string_view text, size_t pos) noexcept {
   const char c = text[pos];
   if (c == '"') return SkipString(text, pos);
   if (c == '{' || c == '[') {
+    const char* data = text.data();
     size_t depth = 0;
-    size_t i = pos;
-    while (i < size) {
-      const char d = text[i];
-      if (d == '"') {
-        i = SkipString(text, i);
-        if (i == kNpos) return kNpos;
-        continue;
+    for (size_t i = pos; i < size; ++i) {
+      switch (kByteClass[static_cast<unsigned char>(data[i])]) {
+        case 0:
+          break;
+        case 1:
+          i = SkipString(text, i);
+          if (i == kNpos) return kNpos;
+          --i;  // the loop steps past the closing quote
+          break;
+        case 2:
+          ++depth;
+          break;
+        default:
+          if (--depth == 0) return i + 1;
+          break;
       }
-      if (d == '{' || d == '[') {
-        ++depth;
-      } else if (d == '}' || d == ']') {
-        if (--depth == 0) return i + 1;
-      }
-      ++i;
     }
     return kNpos;
   }
@@ -60,11 +76,31 @@ size_t SkipValue(std::string_view text, size_t pos) noexcept {
   return i == pos ? kNpos : i;
 }
 
-Lookup FindMember(std::string_view text, size_t object_pos, std::string_view key) noexcept {
+size_t AfterMember(std::string_view text, const Member& member) noexcept {
+  if (member.value_end >= text.size()) return kNpos;
+  if (text[member.value_end] == ',') return member.value_end + 1;
+  if (text[member.value_end] == '}') return member.value_end;
+  return kNpos;
+}
+
+Lookup FindMember(std::string_view text, size_t object_pos, std::string_view key,
+                  size_t from) noexcept {
   Lookup out;
   const size_t size = text.size();
   if (object_pos >= size || text[object_pos] != '{') return out;
   size_t i = object_pos + 1;
+  if (from != kNpos) {
+    if (from <= object_pos || from >= size) return out;
+    if (text[from] == '}') {  // resumed after the last member
+      out.ok = true;
+      out.insert_pos = from;
+      out.insert_at_end = true;
+      out.object_end = from + 1;
+      return out;
+    }
+    if (text[from] != '"') return out;
+    i = from;
+  }
   if (i < size && text[i] == '}') {
     out.ok = true;
     out.insert_pos = i;
@@ -192,7 +228,7 @@ std::optional<std::vector<Edit>> PlanPodBinding(std::string_view text, std::stri
   std::string quoted_target = "\"";
   quoted_target += target;
   quoted_target += '"';
-  const Lookup spec = FindMember(text, 0, "spec");
+  const Lookup spec = FindMember(text, 0, "spec", AfterMember(text, *meta.member));
   if (!spec.ok || !spec.member || text[spec.member->value_pos] != '{') return std::nullopt;
   const Lookup node = FindMember(text, spec.member->value_pos, "nodeName");
   if (!node.ok) return std::nullopt;
@@ -208,7 +244,7 @@ std::optional<std::vector<Edit>> PlanPodBinding(std::string_view text, std::stri
 
   // status.conditions += PodScheduled=True.
   const std::string condition = ScheduledCondition(now);
-  const Lookup status = FindMember(text, 0, "status");
+  const Lookup status = FindMember(text, 0, "status", AfterMember(text, *spec.member));
   if (!status.ok) return std::nullopt;
   if (!status.member) {
     edits.push_back(InsertMember(status, "status", "{\"conditions\":[" + condition + "]}"));

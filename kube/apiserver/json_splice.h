@@ -46,7 +46,15 @@ struct Lookup {
   bool empty_object = false;
   size_t object_end = 0;  // one past the closing brace
 };
-Lookup FindMember(std::string_view text, size_t object_pos, std::string_view key) noexcept;
+// `from`: resume there instead of at the first member: at a key of this
+// object sorting before `key` (Member::key_pos), or at AfterMember of an
+// earlier lookup's member whose key sorts before `key`.
+Lookup FindMember(std::string_view text, size_t object_pos, std::string_view key,
+                  size_t from = kNpos) noexcept;
+
+// Where the member after `member` starts (its key's quote), the closing
+// brace when `member` is the last one, or kNpos when malformed.
+size_t AfterMember(std::string_view text, const Member& member) noexcept;
 
 // Calls fn(value_pos, value_end) for each element of the array at
 // `array_pos` ('['); false when malformed. `count` gets the element count.

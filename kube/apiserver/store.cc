@@ -176,6 +176,25 @@ std::shared_ptr<ObjectVersion> BuildVersion(const ResourceInfo& info, const json
   return v;
 }
 
+std::shared_ptr<ObjectVersion> CopyMetadata(const ObjectVersion& v) {
+  auto out = std::make_shared<ObjectVersion>();
+  // Every field but `json` (store.h asks new fields to be added here).
+  out->api_version = v.api_version;
+  out->ns = v.ns;
+  out->name = v.name;
+  out->uid = v.uid;
+  out->rv = v.rv;
+  out->labels = v.labels;
+  out->fields = v.fields;
+  out->owner_uids = v.owner_uids;
+  out->deleting = v.deleting;
+  out->has_finalizers = v.has_finalizers;
+  out->pod_ready = v.pod_ready;
+  out->pod_terminal = v.pod_terminal;
+  out->node_name = v.node_name;
+  return out;
+}
+
 }  // namespace internal
 
 using internal::AlreadyExists;

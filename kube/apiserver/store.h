@@ -53,7 +53,8 @@
 namespace copse::kube::apiserver {
 
 // One immutable version of an object, with the metadata selectors and the
-// lifecycle logic need, extracted when the version was written.
+// lifecycle logic need, extracted when the version was written. (A field
+// added here must also be copied by internal::CopyMetadata in store.cc.)
 struct ObjectVersion {
   std::string json;         // the object as served (compact JSON)
   std::string api_version;  // as stored

@@ -118,6 +118,8 @@ struct Store::Impl {
 namespace internal {
 
 std::shared_ptr<ObjectVersion> BuildVersion(const ResourceInfo& info, const json& obj);
+// A copy of `v` without its JSON text (for writes that splice new text).
+std::shared_ptr<ObjectVersion> CopyMetadata(const ObjectVersion& v);
 
 Error NotFound(const ResourceInfo& info, std::string_view name);
 Error NotFoundResource();

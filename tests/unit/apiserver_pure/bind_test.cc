@@ -214,6 +214,43 @@ TEST_F(BindTest, ConflictsChangeNothing) {
   EXPECT_EQ(missing.error().http_status, 404);
 }
 
+TEST_F(BindTest, BadBindingsAreRejectedAndChangeNothing) {
+  Create(Pod("bad"));
+  ObjectPtr before = Get("bad");
+  struct Case {
+    std::string body;
+    int status;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"[]", 400, "couldn't get version/kind; json parse error: invalid Binding"},
+      {"{\"target\":", 400, "couldn't get version/kind; json parse error: invalid Binding"},
+      {R"({"metadata":{"name":"other"},"target":{"name":"n"}})", 400,
+       "name in URL does not match name in Binding object"},
+      {R"({"metadata":{"name":"bad"}})", 422,
+       "Binding.meta.k8s.io \"bad\" is invalid: target.name: Required value"},
+      {R"({"metadata":{"name":"bad"},"target":{"name":7}})", 422,
+       "Binding.meta.k8s.io \"bad\" is invalid: target.name: Required value"},
+  };
+  for (const Case& c : cases) {
+    Status st = store_->Bind("default", "bad", c.body);
+    ASSERT_FALSE(st.ok()) << c.body;
+    EXPECT_EQ(st.error().http_status, c.status) << c.body;
+    EXPECT_EQ(st.error().message, c.message) << c.body;
+  }
+  EXPECT_EQ(Get("bad"), before);
+}
+
+TEST_F(BindTest, DuplicateKeysTakeTheLastValueAsJsonParsingDoes) {
+  Create(Pod("dup"));
+  ASSERT_TRUE(store_
+                  ->Bind("default", "dup",
+                         R"({"target":{"name":"first"},"metadata":{"name":"dup"},)"
+                         R"("target":{"name":"second"}})")
+                  .ok());
+  EXPECT_EQ(Get("dup")->node_name, "second");
+}
+
 TEST_F(BindTest, WatchersSeeOneModifiedEvent) {
   Create(Pod("watched"));
   WatchOptions wo;
