@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <span>
 
 #include <nlohmann/json.hpp>
 
@@ -78,13 +79,13 @@ HttpResponse ErrorResponse(const Error& error, std::string_view name = {},
   return JsonResponse(HttpStatusOf(error), StatusJson(error, name, group, kind));
 }
 
+// {"apiVersion":"v1","code":N,"kind":"Status","metadata":{},"status":"Success"}
+// (keys sorted, as nlohmann dumps objects); text only: every bind answers it.
 std::string SuccessStatus(int code) {
-  return json{{"kind", "Status"},
-              {"apiVersion", "v1"},
-              {"metadata", json::object()},
-              {"status", "Success"},
-              {"code", code}}
-      .dump();
+  std::string out = R"({"apiVersion":"v1","code":)";
+  out += std::to_string(code);
+  out += R"(,"kind":"Status","metadata":{},"status":"Success"})";
+  return out;
 }
 
 bool ParseInt64(std::string_view s, int64_t* out) {
@@ -313,6 +314,7 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
   {
     size_t pos = 0;
     const std::string& p = req.path;
+    req.segs.reserve(8);  // /api/v1/namespaces/NS/RESOURCE/NAME/SUB: one allocation
     while (pos < p.size()) {
       if (p[pos] == '/') {
         ++pos;
@@ -371,7 +373,7 @@ HttpResponse Handler::Route(Request& req) {
     req.watch_path = true;
     ++i;
   }
-  std::vector<std::string> rest(segs.begin() + static_cast<long>(i), segs.end());
+  const std::span<const std::string> rest(segs.data() + i, segs.size() - i);
   if (rest.empty()) return ErrorResponse(NotFoundPath());
   std::string resource;
   if (rest[0] == "namespaces" && rest.size() >= 3 && rest[2] != "status" &&
