@@ -16,8 +16,10 @@ struct Unit {
 
 bool Fits(const plugins::Framework& fw, Snapshot& scratch, std::span<const PodPtr> members,
           const GangPlacementOptions& options, plugins::RandomSource& random,
-          plugins::Workspace& workspace, std::vector<MemberPlacement>* placement) {
-  GangPlacement p = PlaceGang(fw, scratch, members, options, random, workspace);
+          plugins::Workspace& workspace, std::vector<MemberPlacement>* placement,
+          const GangPlaceFn& place) {
+  GangPlacement p = place ? place(scratch, members)
+                          : PlaceGang(fw, scratch, members, options, random, workspace);
   // Undo the tentative placement so the scratch snapshot keeps only victim edits.
   for (const MemberPlacement& m : p.placed) scratch.RemovePod(m.node, m.pod->uid);
   if (p.satisfied && placement != nullptr) *placement = std::move(p.placed);
@@ -29,7 +31,8 @@ bool Fits(const plugins::Framework& fw, Snapshot& scratch, std::span<const PodPt
 GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& snapshot,
                                  std::span<const PodPtr> members,
                                  const GangPlacementOptions& options, const VictimGroupFn& unit_of,
-                                 plugins::RandomSource& random, plugins::Workspace& workspace) {
+                                 plugins::RandomSource& random, plugins::Workspace& workspace,
+                                 const GangPlaceFn& place) {
   GangPreemption out;
   if (members.empty()) return out;
   int32_t priority = members.front()->priority;
@@ -52,7 +55,7 @@ GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& s
     for (const std::string& uid : remove) all_gone.RemovePod(n, uid);
   }
   std::vector<MemberPlacement> placement;
-  if (!Fits(fw, all_gone, members, options, random, workspace, &placement)) {
+  if (!Fits(fw, all_gone, members, options, random, workspace, &placement, place)) {
     out.message =
         "preemption: the group does not fit even with every lower-priority pod evicted";
     return out;
@@ -101,7 +104,7 @@ GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& s
   for (const Unit& unit : units) {
     for (const auto& [node, pod] : unit.pods) scratch.RemovePod(node, pod->uid);
   }
-  if (!Fits(fw, scratch, members, options, random, workspace, &placement)) {
+  if (!Fits(fw, scratch, members, options, random, workspace, &placement, place)) {
     out.message = "preemption: the group does not fit after evicting the pods on its nodes";
     return out;
   }
@@ -115,7 +118,7 @@ GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& s
   for (const Unit& unit : units) {
     for (const auto& [node, pod] : unit.pods) scratch.AddPod(node, pod);
     std::vector<MemberPlacement> trial;
-    if (Fits(fw, scratch, members, options, random, workspace, &trial)) {
+    if (Fits(fw, scratch, members, options, random, workspace, &trial, place)) {
       placement = std::move(trial);
       continue;  // reprieved
     }

@@ -53,9 +53,17 @@ struct GangPreemption {
   std::string message;  // why not, when !found
 };
 
+// How the group is placed on a scratch snapshot in steps 1, 3 and 4; empty:
+// PlaceGang with `options`. A gang with topology constraints passes
+// PlaceGangWithTopology (scheduler/topology_placement.h), so victims are
+// looked for inside the domains it can be packed into.
+using GangPlaceFn =
+    std::function<GangPlacement(Snapshot& scratch, std::span<const PodPtr> members)>;
+
 GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& snapshot,
                                  std::span<const PodPtr> members,
                                  const GangPlacementOptions& options, const VictimGroupFn& unit_of,
-                                 plugins::RandomSource& random, plugins::Workspace& workspace);
+                                 plugins::RandomSource& random, plugins::Workspace& workspace,
+                                 const GangPlaceFn& place = {});
 
 }  // namespace copse::scheduler

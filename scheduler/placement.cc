@@ -144,6 +144,7 @@ GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,
         so.keep_raw_scores = true;
         so.run_post_filter = false;
         so.parallel_for = options.parallel_for;
+        so.allowed_nodes = options.allowed_nodes;
         plugins::ScheduleResult r = fw.SchedulePod(*pod, snapshot, state, workspace, random, so, now);
         out.evaluated_nodes += r.evaluated_nodes;
         if (snapshot.num_nodes() > 0) start_index = (start_index + r.evaluated_nodes) % snapshot.num_nodes();

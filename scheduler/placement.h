@@ -79,6 +79,9 @@ struct GangPlacementOptions {
   size_t chunk_size = 256;
   ParallelForFn parallel_for;
   size_t start_index = 0;
+  // Place only on these nodes (sorted ascending, unique; e.g. one topology
+  // domain's nodes); null: every node. Must stay valid during the call.
+  const std::vector<NodeIndex>* allowed_nodes = nullptr;
 };
 
 struct MemberPlacement {

@@ -580,6 +580,25 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
   } else {
     for (NodeIndex n = 0; n < num_nodes; ++n) ws.candidates.push_back(n);
   }
+  if (options.allowed_nodes != nullptr) {
+    // Both lists are sorted: one merge marks the nodes outside and keeps the
+    // allowed candidates.
+    const Status outside =
+        Status::Unresolvable(kFrameworkReasonNotAllowed).WithPlugin(kFrameworkPlugin);
+    const std::vector<NodeIndex>& allowed = *options.allowed_nodes;
+    size_t a = 0;
+    for (NodeIndex n = 0; n < num_nodes; ++n) {
+      while (a < allowed.size() && allowed[a] < n) ++a;
+      if (a >= allowed.size() || allowed[a] != n) ws.node_statuses[n] = outside;
+    }
+    size_t kept = 0;
+    a = 0;
+    for (NodeIndex n : ws.candidates) {
+      while (a < allowed.size() && allowed[a] < n) ++a;
+      if (a < allowed.size() && allowed[a] == n) ws.candidates[kept++] = n;
+    }
+    ws.candidates.resize(kept);
+  }
 
   // 2. Filter, round-robin from start_index, in chunks.
   const size_t num_candidates = ws.candidates.size();
@@ -844,6 +863,9 @@ void Framework::AppendReasons(const Status& status, const Snapshot& snapshot,
     }
     case kFrameworkReasonNoNodes:
       out.emplace_back("no nodes available to schedule pods");
+      return;
+    case kFrameworkReasonNotAllowed:
+      out.emplace_back("node(s) outside the topology domain being tried");
       return;
     default:
       out.emplace_back(CodeName(status.code));

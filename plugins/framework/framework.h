@@ -70,6 +70,7 @@ enum FrameworkReason : ReasonId {
       2,                             // detail: mask of plugins whose node sets do not intersect
   kFrameworkReasonInvalidScore = 3,  // arg: plugin index, detail: the score
   kFrameworkReasonNoNodes = 4,       // "no nodes available to schedule pods"
+  kFrameworkReasonNotAllowed = 5,    // outside ScheduleOptions::allowed_nodes
 };
 
 // kube-scheduler's numFeasibleNodesToFind: all nodes below 100; otherwise
@@ -119,6 +120,11 @@ struct ScheduleOptions {
   bool run_post_filter = true;
   // Copy the raw scores to Workspace::raw_scores (for reuse by pod classes).
   bool keep_raw_scores = false;
+  // Only these nodes are candidates (sorted ascending, unique), e.g. the
+  // nodes of the topology domain a gang is being placed in; the others are
+  // reported as "node(s) outside the topology domain being tried". Null:
+  // every node. Must stay valid during the call.
+  const std::vector<NodeIndex>* allowed_nodes = nullptr;
   // Runs body(i) for every i in [0, count), possibly concurrently, and returns
   // when all are done (the scheduler passes a oneTBB parallel_for). Empty:
   // sequential. Filter chunks and score chunks go through it when there are

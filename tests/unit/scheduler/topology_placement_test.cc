@@ -1,0 +1,672 @@
+// PlaceGangWithTopology on in-memory snapshots (no API server): required
+// rack packing tightest-fit first, the shortfall message, preferred levels,
+// spec 002's elastic minimums (minMember + minSubGroup, the first children
+// required, optional ones placed when they fit) and its worked examples,
+// members already bound pinning the domain, bare topologyKey levels,
+// validation errors naming the field; then quality against a brute-force
+// exact solver on 200 small random instances and stranded GPUs against a
+// first-fit baseline.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/gang.h"
+#include "kube/topology.h"
+#include "plugins/defaults/defaults.h"
+#include "plugins/framework/framework.h"
+#include "plugins/node_resources_fit/fit.h"
+#include "scheduler/topology_placement.h"
+#include "tests/unit/plugins/test_util.h"
+#include "topology/levels.h"
+
+namespace copse::scheduler {
+namespace {
+
+using plugins::testing::FixedRandom;
+using plugins::testing::MakeResources;
+using plugins::testing::PodBuilder;
+using plugins::testing::Res;
+
+constexpr const char* kZone = "topology.kubernetes.io/zone";
+constexpr const char* kBlock = "copse.dev/block";
+constexpr const char* kRack = "copse.dev/rack";
+
+std::unique_ptr<plugins::Framework> MakeFramework(plugins::Registry& registry,
+                                                  bool most_allocated = false) {
+  EXPECT_TRUE(plugins::RegisterDefaultPlugins(registry).ok());
+  plugins::Profile profile = plugins::DefaultProfile();
+  if (most_allocated) {
+    plugins::FitArgs args;
+    args.scoring_strategy.type = plugins::ScoringStrategyType::kMostAllocated;
+    args.scoring_strategy.resources = {{"nvidia.com/gpu", 1}, {"cpu", 1}};
+    profile.plugin_args[std::string(plugins::kNodeResourcesFitName)] = args;
+  }
+  auto fw = plugins::Framework::Create(registry, profile);
+  EXPECT_TRUE(fw.ok()) << (fw.ok() ? "" : fw.error().message);
+  return std::move(fw).value();
+}
+
+// Nodes labelled zone > block > rack, synced once into a snapshot that the
+// placements then edit (as the scheduling cycle does), so they accumulate.
+class TopoCluster {
+ public:
+  TopoCluster() : snapshot_(names) {}
+
+  NodeInfo& AddNode(const std::string& name, Res allocatable, Labels labels) {
+    auto node = std::make_unique<NodeInfo>(name);
+    node->SetAllocatable(MakeResources(names, allocatable));
+    labels[std::string(kLabelHostname)] = name;
+    node->SetLabels(std::move(labels));
+    nodes_.push_back(std::move(node));
+    return *nodes_.back();
+  }
+
+  // zones x blocks x racks x nodes; names zone-1, block-1-2, rack-1-2-3, n-1-2-3-4.
+  void Build(int zones, int blocks, int racks, int nodes, Res allocatable) {
+    for (int z = 1; z <= zones; ++z) {
+      for (int b = 1; b <= blocks; ++b) {
+        for (int r = 1; r <= racks; ++r) {
+          for (int n = 1; n <= nodes; ++n) {
+            const std::string zb = std::to_string(z) + "-" + std::to_string(b);
+            const std::string zbr = zb + "-" + std::to_string(r);
+            AddNode("n-" + zbr + "-" + std::to_string(n), allocatable,
+                    {{kZone, "zone-" + std::to_string(z)},
+                     {kBlock, "block-" + zb},
+                     {kRack, "rack-" + zbr}});
+          }
+        }
+      }
+    }
+  }
+
+  NodeInfo& node(const std::string& name) {
+    for (auto& n : nodes_) {
+      if (n->name() == name) return *n;
+    }
+    ADD_FAILURE() << "no node " << name;
+    return *nodes_.front();
+  }
+
+  Snapshot& Sync() {
+    std::vector<const NodeInfo*> ptrs;
+    for (const auto& n : nodes_) ptrs.push_back(n.get());
+    snapshot_.Sync(ptrs);
+    return snapshot_;
+  }
+  Snapshot& snapshot() { return snapshot_; }
+
+  std::string LabelOf(NodeIndex n, const char* key) const {
+    const Labels& labels = snapshot_.node_labels(n);
+    auto it = labels.find(key);
+    return it == labels.end() ? "" : it->second;
+  }
+
+  ResourceNames names;
+
+ private:
+  std::vector<std::unique_ptr<NodeInfo>> nodes_;
+  Snapshot snapshot_;
+};
+
+PodPtr Member(ResourceNames& names, const std::string& gang, const std::string& name, Res requests,
+              const std::string& sub_group = "") {
+  PodBuilder b(name);
+  b.Requests(names, requests);
+  b.raw().group_kind = PodInfo::GroupKind::kCopsePodGroup;
+  b.raw().pod_group = gang;
+  b.raw().sub_group = sub_group;
+  return b.Obj();
+}
+
+std::vector<PodPtr> Members(ResourceNames& names, const std::string& gang, int count, Res requests,
+                            const std::string& sub_group = "") {
+  std::vector<PodPtr> out;
+  const std::string prefix = gang + (sub_group.empty() ? "" : "-" + sub_group);
+  for (int i = 0; i < count; ++i) {
+    out.push_back(Member(names, gang, prefix + "-" + std::to_string(i), requests, sub_group));
+  }
+  return out;
+}
+
+GangSpec Gang(const std::string& name, int32_t min_member) {
+  GangSpec spec;
+  spec.namespace_ = "default";
+  spec.name = name;
+  spec.source = GangSource::kCopsePodGroup;
+  spec.min_member = min_member;
+  return spec;
+}
+
+SubGroupSpec Sub(const std::string& name, int32_t min_member, const std::string& parent = "",
+                 std::optional<int32_t> min_sub_group = std::nullopt,
+                 const std::string& required = "", const std::string& preferred = "") {
+  SubGroupSpec s;
+  s.name = name;
+  s.parent = parent;
+  s.min_member = min_member;
+  s.min_sub_group = min_sub_group;
+  s.topology_constraint.required_level = required;
+  s.topology_constraint.preferred_level = preferred;
+  return s;
+}
+
+// Runs the placement with a fixed random source and a shared workspace.
+struct Runner {
+  plugins::Registry registry;
+  std::unique_ptr<plugins::Framework> fw;
+  TopologyCatalog catalog;
+  TopologyWorkspace trees;
+  plugins::Workspace workspace;
+  FixedRandom random{0};
+  TopologyPlacementOptions options;
+
+  explicit Runner(bool most_allocated = false) : fw(MakeFramework(registry, most_allocated)) {
+    catalog.Set("dc", topology::TopologyLevels::Default());
+    options.workspace = &trees;
+  }
+
+  TopologyGangPlacement Place(Snapshot& snapshot, const std::vector<PodPtr>& members,
+                              const GangSpec& spec) {
+    return PlaceGangWithTopology(*fw, snapshot, members, spec, catalog, options, random, workspace);
+  }
+};
+
+std::map<std::string, std::set<std::string>> DomainsBySubGroup(const TopoCluster& cluster,
+                                                               const TopologyGangPlacement& p,
+                                                               const char* key) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const MemberPlacement& m : p.placement.placed) {
+    out[m.pod->sub_group].insert(cluster.LabelOf(m.node, key));
+  }
+  return out;
+}
+
+void ExpectWithinAllocatable(const Snapshot& snapshot) {
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
+    for (ResourceId r = 0; r < snapshot.num_resource_columns(); ++r) {
+      EXPECT_LE(snapshot.requested(r, n), snapshot.allocatable(r, n))
+          << snapshot.node_name(n) << " resource " << snapshot.resources().Name(r);
+    }
+  }
+}
+
+// ------------------------------------------------------------ catalog
+
+TEST(TopologyCatalog, UpsertValidatesAndNamesTheField) {
+  TopologyCatalog catalog;
+  kube::Topology good;
+  good.meta.name = "dc";
+  good.spec.levels = {{kZone}, {kRack}};
+  ASSERT_TRUE(catalog.Upsert(good).ok());
+  ASSERT_TRUE(catalog.Find("dc").has_value());
+  EXPECT_EQ(catalog.Find("dc")->size(), 2u);
+  EXPECT_EQ(catalog.Definitions().front().levels, (std::vector<std::string>{kZone, kRack}));
+
+  kube::Topology bad = good;
+  bad.spec.levels = {{kRack}, {kRack}};
+  Status s = catalog.Upsert(bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("spec.levels[1].nodeLabel"), std::string::npos)
+      << s.error().message;
+  EXPECT_FALSE(catalog.Find("dc").has_value()) << "an invalid version replaces nothing";
+  EXPECT_FALSE(catalog.Remove("dc"));
+}
+
+TEST(NeedsTopologyPlacement, OnlyForLevelsOrSubGroups) {
+  GangSpec plain = Gang("g", 2);
+  EXPECT_FALSE(NeedsTopologyPlacement(plain));
+  GangSpec rack = plain;
+  rack.topology_constraint.required_level = kRack;
+  EXPECT_TRUE(NeedsTopologyPlacement(rack));
+  GangSpec tree = plain;
+  tree.sub_groups = {Sub("a", 1)};
+  EXPECT_TRUE(NeedsTopologyPlacement(tree));
+}
+
+// ------------------------------------------------------------ packing
+
+TEST(TopologyPlacement, PacksARequiredRackTightestFirst) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 3, 2, {{"cpu", "8"}, {"pods", "110"}});
+  // rack-1-1-2 already has 10 of its 16 cpu used: 6 left, the tightest
+  // rack that still holds a 6-cpu gang.
+  NodeInfo& busy = cluster.node("n-1-1-2-1");
+  busy.AddPod(PodBuilder("old").Requests(cluster.names, {{"cpu", "6"}}).NodeName("n-1-1-2-1").Obj());
+  cluster.node("n-1-1-2-2").AddPod(
+      PodBuilder("old2").Requests(cluster.names, {{"cpu", "4"}}).NodeName("n-1-1-2-2").Obj());
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("g", 6);
+  spec.topology_constraint.topology = "dc";
+  spec.topology_constraint.required_level = "rack";
+  auto members = Members(cluster.names, "g", 6, {{"cpu", "1"}});
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 6u);
+  EXPECT_EQ(p.domain, "rack rack-1-1-2");
+  for (const MemberPlacement& m : p.placement.placed) {
+    EXPECT_EQ(cluster.LabelOf(m.node, kRack), "rack-1-1-2");
+  }
+  ExpectWithinAllocatable(snapshot);
+
+  // The next 6-cpu gang no longer fits that rack: an empty one is used.
+  auto more = Members(cluster.names, "h", 6, {{"cpu", "1"}});
+  GangSpec h = spec;
+  h.name = "h";
+  TopologyGangPlacement q = runner.Place(snapshot, more, h);
+  ASSERT_TRUE(q.placement.satisfied) << q.placement.failure;
+  EXPECT_TRUE(q.domain == "rack rack-1-1-1" || q.domain == "rack rack-1-1-3") << q.domain;
+  ExpectWithinAllocatable(snapshot);
+}
+
+TEST(TopologyPlacement, ShortfallNamesTheBestRackAndTheResource) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 2, 2, {{"cpu", "32"}, {"nvidia.com/gpu", "4"}, {"pods", "110"}});
+  // rack-1-1-1 has 6 GPUs free, rack-1-1-2 has 5: an 8-GPU gang fits neither.
+  cluster.node("n-1-1-1-1").AddPod(
+      PodBuilder("a").Requests(cluster.names, {{"nvidia.com/gpu", "2"}}).NodeName("n-1-1-1-1").Obj());
+  cluster.node("n-1-1-2-1").AddPod(
+      PodBuilder("b").Requests(cluster.names, {{"nvidia.com/gpu", "3"}}).NodeName("n-1-1-2-1").Obj());
+  Snapshot& snapshot = cluster.Sync();
+  const uint64_t generation = snapshot.generation(0);
+  Runner runner;
+  GangSpec spec = Gang("g", 8);
+  spec.topology_constraint.topology = "dc";
+  spec.topology_constraint.required_level = "rack";
+  auto members = Members(cluster.names, "g", 8, {{"cpu", "1"}, {"nvidia.com/gpu", "1"}});
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  EXPECT_FALSE(p.placement.satisfied);
+  EXPECT_TRUE(p.placement.placed.empty());
+  EXPECT_EQ(p.placement.unplaced.size(), 8u);
+  EXPECT_EQ(p.placement.failure, "best rack rack-1-1-1 fits 6/8 pods: 2 Insufficient nvidia.com/gpu");
+  EXPECT_EQ(snapshot.generation(0), generation) << "nothing was left on the snapshot";
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) EXPECT_EQ(snapshot.pod_count(n), n % 2 == 0 ? 1u : 0u);
+}
+
+TEST(TopologyPlacement, HierarchyBlockRequiredRackPerSubGroup) {
+  TopoCluster cluster;
+  cluster.Build(1, 2, 2, 2, {{"cpu", "4"}, {"pods", "110"}});  // 2 blocks x 2 racks x 8 cpu
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("g", 12);
+  spec.topology_constraint.topology = "dc";
+  spec.topology_constraint.required_level = "block";
+  spec.sub_groups = {Sub("a", 6, "", std::nullopt, "rack"), Sub("b", 6, "", std::nullopt, "rack")};
+  std::vector<PodPtr> members = Members(cluster.names, "g", 6, {{"cpu", "1"}}, "a");
+  for (const PodPtr& p : Members(cluster.names, "g", 6, {{"cpu", "1"}}, "b")) members.push_back(p);
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 12u);
+  auto racks = DomainsBySubGroup(cluster, p, kRack);
+  auto blocks = DomainsBySubGroup(cluster, p, kBlock);
+  EXPECT_EQ(racks["a"].size(), 1u);
+  EXPECT_EQ(racks["b"].size(), 1u);
+  EXPECT_NE(*racks["a"].begin(), *racks["b"].begin());
+  std::set<std::string> all_blocks;
+  for (const auto& [g, b] : blocks) all_blocks.insert(b.begin(), b.end());
+  EXPECT_EQ(all_blocks.size(), 1u);
+  ASSERT_EQ(p.sub_groups.size(), 2u);
+  EXPECT_EQ(p.sub_groups[0].placed, 6);
+  EXPECT_TRUE(p.sub_groups[0].satisfied);
+  EXPECT_EQ(p.sub_groups[0].domain, "rack " + *racks["a"].begin());
+
+  // A third gang of the same shape cannot get two racks in one block any more
+  // (one block is full, the other has two empty racks): it takes the other block.
+  std::vector<PodPtr> second = Members(cluster.names, "h", 6, {{"cpu", "1"}}, "a");
+  for (const PodPtr& q : Members(cluster.names, "h", 6, {{"cpu", "1"}}, "b")) second.push_back(q);
+  GangSpec h = spec;
+  h.name = "h";
+  TopologyGangPlacement q = runner.Place(snapshot, second, h);
+  ASSERT_TRUE(q.placement.satisfied) << q.placement.failure;
+  EXPECT_NE(q.domain, p.domain);
+  // No room for a third.
+  std::vector<PodPtr> third = Members(cluster.names, "k", 6, {{"cpu", "1"}}, "a");
+  for (const PodPtr& r : Members(cluster.names, "k", 6, {{"cpu", "1"}}, "b")) third.push_back(r);
+  GangSpec k = spec;
+  k.name = "k";
+  TopologyGangPlacement r = runner.Place(snapshot, third, k);
+  EXPECT_FALSE(r.placement.satisfied);
+  EXPECT_TRUE(r.placement.placed.empty());
+  EXPECT_NE(r.placement.failure.find("best block"), std::string::npos) << r.placement.failure;
+  ExpectWithinAllocatable(snapshot);
+}
+
+TEST(TopologyPlacement, PreferredLevelGathersInTheMostFreeRack) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 3, 2, {{"cpu", "4"}, {"pods", "110"}});
+  // rack-1-1-3 is the emptiest (8 cpu), rack-1-1-1 has 5, rack-1-1-2 has 6.
+  cluster.node("n-1-1-1-1").AddPod(
+      PodBuilder("a").Requests(cluster.names, {{"cpu", "3"}}).NodeName("n-1-1-1-1").Obj());
+  cluster.node("n-1-1-2-1").AddPod(
+      PodBuilder("b").Requests(cluster.names, {{"cpu", "2"}}).NodeName("n-1-1-2-1").Obj());
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("g", 5);
+  spec.topology_constraint.topology = "dc";
+  spec.sub_groups = {Sub("w", 5, "", std::nullopt, "", "rack")};
+  auto members = Members(cluster.names, "g", 5, {{"cpu", "1"}}, "w");
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  auto racks = DomainsBySubGroup(cluster, p, kRack);
+  EXPECT_EQ(racks["w"], (std::set<std::string>{"rack-1-1-3"}));
+
+  // 9 pods fit in no single rack (3 + 6 + 5 cpu left): preferred is a score,
+  // so they spill, filling the most free rack first.
+  GangSpec big = Gang("big", 9);
+  big.topology_constraint.topology = "dc";
+  big.sub_groups = {Sub("w", 9, "", std::nullopt, "", "rack")};
+  auto more = Members(cluster.names, "big", 9, {{"cpu", "1"}}, "w");
+  TopologyGangPlacement q = runner.Place(snapshot, more, big);
+  ASSERT_TRUE(q.placement.satisfied) << q.placement.failure;
+  std::map<std::string, int> per_rack;
+  for (const MemberPlacement& m : q.placement.placed) ++per_rack[cluster.LabelOf(m.node, kRack)];
+  EXPECT_EQ(per_rack["rack-1-1-2"], 6) << "the most free rack is filled first";
+  EXPECT_EQ(per_rack["rack-1-1-1"], 3);
+  ExpectWithinAllocatable(snapshot);
+}
+
+// ------------------------------------------------------------ elastic (spec 002)
+
+TEST(TopologyPlacement, ElasticReplicasMinSubGroupThreeOfFour) {
+  // Room for exactly 3 replicas of 8 pods (one rack each): 24 bound, the
+  // fourth (optional) replica waits.
+  TopoCluster cluster;
+  cluster.Build(1, 1, 3, 2, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("prefill", 24);
+  spec.topology_constraint.topology = "dc";
+  spec.min_sub_group = 3;
+  std::vector<PodPtr> members;
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "prefill-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name)) members.push_back(p);
+  }
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 24u);
+  EXPECT_EQ(p.placement.unplaced.size(), 8u);
+  ASSERT_EQ(p.sub_groups.size(), 4u);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(p.sub_groups[r].placed, 8) << r;
+    EXPECT_TRUE(p.sub_groups[r].satisfied) << r;
+  }
+  EXPECT_EQ(p.sub_groups[3].placed, 0);
+  EXPECT_FALSE(p.sub_groups[3].satisfied);
+  for (const PodPtr& pod : p.placement.unplaced) EXPECT_EQ(pod->sub_group, "prefill-3");
+  EXPECT_NE(p.placement.failure.find("prefill-3"), std::string::npos) << p.placement.failure;
+  auto racks = DomainsBySubGroup(cluster, p, kRack);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(racks["prefill-" + std::to_string(r)].size(), 1u);
+  ExpectWithinAllocatable(snapshot);
+}
+
+TEST(TopologyPlacement, OptionalReplicaPlacedWhenItFits) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 4, 2, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("prefill", 24);
+  spec.topology_constraint.topology = "dc";
+  spec.min_sub_group = 3;
+  std::vector<PodPtr> members;
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "prefill-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name)) members.push_back(p);
+  }
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 32u);
+  EXPECT_TRUE(p.sub_groups[3].satisfied);
+}
+
+TEST(TopologyPlacement, RequiredChildThatDoesNotFitFailsTheGangAndLeavesNothing) {
+  // The first 3 children are required; only 2 racks: nothing is placed even
+  // though 16 pods would fit.
+  TopoCluster cluster;
+  cluster.Build(1, 1, 2, 2, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("prefill", 24);
+  spec.topology_constraint.topology = "dc";
+  spec.min_sub_group = 3;
+  std::vector<PodPtr> members;
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "prefill-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name)) members.push_back(p);
+  }
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  EXPECT_FALSE(p.placement.satisfied);
+  EXPECT_TRUE(p.placement.placed.empty());
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) EXPECT_EQ(snapshot.pod_count(n), 0u);
+  EXPECT_EQ(p.placement.failure,
+            "subgroup prefill-2: best rack rack-1-1-1 fits 0/8 pods: 8 Insufficient cpu")
+      << p.placement.failure;
+}
+
+// Spec 002 worked example 1: LeaderWorkerSet, 4 groups of 1 leader + 5
+// workers, at least 3 groups (each needing both its leader and workers).
+TEST(TopologyPlacement, Spec002LeaderWorkerSet) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 1, 5, {{"cpu", "4"}, {"pods", "110"}});  // 20 cpu: 3 groups of 6
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("lws", 18);
+  spec.min_sub_group = 3;
+  std::vector<PodPtr> members;
+  for (int g = 0; g < 4; ++g) {
+    const std::string group = "group-" + std::to_string(g);
+    spec.sub_groups.push_back(Sub(group, 6, "", 2));
+    spec.sub_groups.push_back(Sub(group + "-leader", 1, group));
+    spec.sub_groups.push_back(Sub(group + "-workers", 5, group));
+    for (const PodPtr& p : Members(cluster.names, "lws", 1, {{"cpu", "1"}}, group + "-leader")) members.push_back(p);
+    for (const PodPtr& p : Members(cluster.names, "lws", 5, {{"cpu", "1"}}, group + "-workers")) members.push_back(p);
+  }
+  ASSERT_TRUE(ValidateGangSpec(spec).ok()) << ValidateGangSpec(spec).error().message;
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 18u);
+  std::map<std::string, int> per_group;
+  for (const MemberPlacement& m : p.placement.placed) ++per_group[m.pod->sub_group.substr(0, 7)];
+  EXPECT_EQ(per_group, (std::map<std::string, int>{{"group-0", 6}, {"group-1", 6}, {"group-2", 6}}));
+  ExpectWithinAllocatable(snapshot);
+}
+
+// Spec 002 worked example 2: Grove disaggregated inference, prefill (3 of 4
+// replicas of 8, each in one rack) + decode (1 of 2 replicas of 4).
+TEST(TopologyPlacement, Spec002DisaggregatedInference) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 5, 2, {{"cpu", "4"}, {"pods", "110"}});  // 5 racks x 8 cpu
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("dynamo", 28);
+  spec.topology_constraint.topology = "dc";
+  spec.min_sub_group = 2;
+  spec.sub_groups.push_back(Sub("prefill", 24, "", 3, "zone"));
+  spec.sub_groups.push_back(Sub("decode", 4, "", 1, "zone"));
+  std::vector<PodPtr> members;
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "prefill-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 8, "prefill", std::nullopt, "rack"));
+    for (const PodPtr& p : Members(cluster.names, "dynamo", 8, {{"cpu", "1"}}, name)) members.push_back(p);
+  }
+  for (int r = 0; r < 2; ++r) {
+    const std::string name = "decode-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 4, "decode", std::nullopt, "rack"));
+    for (const PodPtr& p : Members(cluster.names, "dynamo", 4, {{"cpu", "1"}}, name)) members.push_back(p);
+  }
+  ASSERT_TRUE(ValidateGangSpec(spec).ok()) << ValidateGangSpec(spec).error().message;
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  // 40 cpu in 5 racks of 8: the minimum is prefill-0..2 (three racks) and
+  // decode-0 (4 pods, tightest rack: a fresh one). Then the optional
+  // replicas: prefill-3 needs a whole rack (only 8 - 4 = 4 left in the
+  // decode rack and one empty rack: it takes the empty one), decode-1 joins
+  // decode-0's rack. Everything fits, each replica in one rack.
+  std::map<std::string, int> placed;
+  for (const MemberPlacement& m : p.placement.placed) ++placed[m.pod->sub_group];
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(placed["prefill-" + std::to_string(r)], 8) << r;
+  EXPECT_EQ(placed["decode-0"], 4);
+  EXPECT_EQ(placed["decode-1"], 4);
+  auto racks = DomainsBySubGroup(cluster, p, kRack);
+  for (const auto& [group, set] : racks) EXPECT_EQ(set.size(), 1u) << group;
+  EXPECT_EQ(racks["decode-0"], racks["decode-1"]);
+  EXPECT_EQ(p.placement.placed.size(), 40u);
+  EXPECT_TRUE(p.placement.unplaced.empty());
+
+  // One rack less: prefill-3 cannot get a rack of its own; the minimum
+  // (28 pods) and decode-1 still place.
+  TopoCluster smaller;
+  smaller.Build(1, 1, 4, 2, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& s2 = smaller.Sync();
+  std::vector<PodPtr> again;
+  for (const PodPtr& pod : members) {
+    again.push_back(Member(smaller.names, "dynamo", pod->name, {{"cpu", "1"}}, pod->sub_group));
+  }
+  TopologyGangPlacement q = runner.Place(s2, again, spec);
+  ASSERT_TRUE(q.placement.satisfied) << q.placement.failure;
+  std::map<std::string, int> placed2;
+  for (const MemberPlacement& m : q.placement.placed) ++placed2[m.pod->sub_group];
+  EXPECT_EQ(placed2["prefill-3"], 0);
+  EXPECT_EQ(placed2["decode-1"], 4);
+  EXPECT_EQ(q.placement.placed.size(), 32u);
+  EXPECT_FALSE(q.sub_groups[5].satisfied);  // prefill-3
+  EXPECT_TRUE(q.sub_groups[1].satisfied);   // decode
+  ExpectWithinAllocatable(snapshot);
+}
+
+// Spec 002 worked example 4: a leader and three worker groups, leader + 2
+// worker groups required.
+TEST(TopologyPlacement, Spec002LeaderAndWorkers) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 1, 3, {{"cpu", "4"}, {"pods", "110"}});  // 12 cpu: 1 + 2 x 4, +3 spare
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("job", 9);
+  spec.min_sub_group = 3;
+  spec.sub_groups = {Sub("leader", 1), Sub("workers-0", 4), Sub("workers-1", 4), Sub("workers-2", 4)};
+  std::vector<PodPtr> members = Members(cluster.names, "job", 1, {{"cpu", "1"}}, "leader");
+  for (int w = 0; w < 3; ++w) {
+    for (const PodPtr& p : Members(cluster.names, "job", 4, {{"cpu", "1"}}, "workers-" + std::to_string(w))) {
+      members.push_back(p);
+    }
+  }
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 9u) << "workers-2 is all-or-nothing: 3 cpu are not enough";
+  EXPECT_FALSE(p.sub_groups[3].satisfied);
+  EXPECT_EQ(p.sub_groups[3].placed, 0);
+}
+
+TEST(TopologyPlacement, MinMemberBeyondTheChildrenTakesSparePods) {
+  // minMember 10 with 2 required children of minMember 4 each: two more pods
+  // are needed, taken from the children's spare pods.
+  TopoCluster cluster;
+  cluster.Build(1, 1, 1, 3, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("g", 10);
+  spec.sub_groups = {Sub("a", 4), Sub("b", 4)};
+  std::vector<PodPtr> members = Members(cluster.names, "g", 6, {{"cpu", "1"}}, "a");
+  for (const PodPtr& p : Members(cluster.names, "g", 6, {{"cpu", "1"}}, "b")) members.push_back(p);
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 12u);  // 12 cpu: the extras land too
+
+  // With only 9 cpu, minMember 10 cannot be met.
+  TopoCluster small;
+  small.Build(1, 1, 1, 3, {{"cpu", "3"}, {"pods", "110"}});
+  Snapshot& s2 = small.Sync();
+  std::vector<PodPtr> again = Members(small.names, "g", 6, {{"cpu", "1"}}, "a");
+  for (const PodPtr& q : Members(small.names, "g", 6, {{"cpu", "1"}}, "b")) again.push_back(q);
+  TopologyGangPlacement q = runner.Place(s2, again, spec);
+  EXPECT_FALSE(q.placement.satisfied);
+  EXPECT_TRUE(q.placement.placed.empty());
+}
+
+// ------------------------------------------------------------ bound members, keys, errors
+
+TEST(TopologyPlacement, MembersAlreadyBoundPinTheRack) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 3, 2, {{"cpu", "4"}, {"pods", "110"}});
+  // Two members already run in rack-1-1-3; the rest must join them.
+  for (int i = 0; i < 2; ++i) {
+    auto bound = Member(cluster.names, "g", "g-bound-" + std::to_string(i), {{"cpu", "1"}});
+    auto copy = std::make_shared<PodInfo>(*bound);
+    copy->node_name = "n-1-1-3-1";
+    cluster.node("n-1-1-3-1").AddPod(copy);
+  }
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  runner.options.find_bound_members = true;
+  GangSpec spec = Gang("g", 6);
+  spec.topology_constraint.topology = "dc";
+  spec.topology_constraint.required_level = "rack";
+  auto members = Members(cluster.names, "g", 4, {{"cpu", "1"}});
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.domain, "rack rack-1-1-3");
+  for (const MemberPlacement& m : p.placement.placed) EXPECT_EQ(cluster.LabelOf(m.node, kRack), "rack-1-1-3");
+}
+
+TEST(TopologyPlacement, BareTopologyKeyOfAWorkloadPodGroup) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 2, 2, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("w", 6);
+  spec.source = GangSource::kWorkloadPodGroup;
+  spec.topology_constraint.required_level = kRack;
+  auto members = Members(cluster.names, "w", 6, {{"cpu", "1"}});
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  std::set<std::string> racks;
+  for (const MemberPlacement& m : p.placement.placed) racks.insert(cluster.LabelOf(m.node, kRack));
+  EXPECT_EQ(racks.size(), 1u);
+  EXPECT_EQ(p.domain.substr(0, 5), "rack ");
+
+  // 9 pods fit in no rack: the message names the level by its key's name.
+  auto big = Members(cluster.names, "x", 9, {{"cpu", "1"}});
+  GangSpec x = spec;
+  x.name = "x";
+  x.min_member = 9;
+  TopologyGangPlacement q = runner.Place(snapshot, big, x);
+  EXPECT_FALSE(q.placement.satisfied);
+  EXPECT_EQ(q.placement.failure, "best rack rack-1-1-2 fits 8/9 pods: 1 Insufficient cpu");
+}
+
+TEST(TopologyPlacement, UnknownTopologyOrLevelNamesTheField) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 1, 1, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("g", 1);
+  spec.topology_constraint.topology = "nope";
+  spec.topology_constraint.required_level = "rack";
+  auto members = Members(cluster.names, "g", 1, {{"cpu", "1"}});
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  EXPECT_FALSE(p.placement.satisfied);
+  EXPECT_NE(p.placement.failure.find("spec.topologyConstraint.topology: Not found: \"nope\""),
+            std::string::npos)
+      << p.placement.failure;
+
+  GangSpec level = Gang("g", 1);
+  level.topology_constraint.topology = "dc";
+  level.sub_groups = {Sub("a", 1, "", std::nullopt, "row")};
+  auto one = Members(cluster.names, "g", 1, {{"cpu", "1"}}, "a");
+  TopologyGangPlacement q = runner.Place(snapshot, one, level);
+  EXPECT_FALSE(q.placement.satisfied);
+  EXPECT_NE(q.placement.failure.find("spec.subGroups[0].topologyConstraint.requiredTopologyLevel"),
+            std::string::npos)
+      << q.placement.failure;
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) EXPECT_EQ(snapshot.pod_count(n), 0u);
+}
+
+}  // namespace
+}  // namespace copse::scheduler
