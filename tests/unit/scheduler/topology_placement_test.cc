@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <iostream>
 #include <map>
 #include <random>
 #include <set>
@@ -666,6 +668,202 @@ TEST(TopologyPlacement, UnknownTopologyOrLevelNamesTheField) {
             std::string::npos)
       << q.placement.failure;
   for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) EXPECT_EQ(snapshot.pod_count(n), 0u);
+}
+
+// ------------------------------------------------------------ quality
+
+// A gang of `pods` pods asking `gpu` GPUs each (powers of two), packed in one rack.
+struct SmallGang {
+  int pods = 0;
+  int gpu = 0;
+};
+
+// Whether `items` (GPU requests, powers of two) fit on `nodes` nodes of
+// `capacity` GPUs: first-fit decreasing, which is exact for sizes that divide
+// each other and the capacity (Coffman, Garey and Johnson).
+bool FitsDivisible(std::vector<int> items, int nodes, int capacity) {
+  std::sort(items.rbegin(), items.rend());
+  std::vector<int> free(static_cast<size_t>(nodes), capacity);
+  for (int item : items) {
+    auto it = std::find_if(free.begin(), free.end(), [&](int f) { return f >= item; });
+    if (it == free.end()) return false;
+    *it -= item;
+  }
+  return true;
+}
+
+// The most gangs that can be placed at once, each in one rack, by exhaustive
+// search (skip or put in a rack; racks holding the same multiset are tried
+// once; branches that cannot beat the best so far are cut).
+int ExactMaxGangs(const std::vector<SmallGang>& gangs, int racks, int nodes, int capacity) {
+  std::vector<std::vector<int>> items(static_cast<size_t>(racks));
+  int best = 0;
+  const int n = static_cast<int>(gangs.size());
+  std::function<void(int, int)> search = [&](int i, int placed) {
+    if (placed + (n - i) <= best) return;
+    if (i == n) {
+      best = placed;
+      return;
+    }
+    std::set<std::vector<int>> tried;
+    for (auto& rack : items) {
+      std::vector<int> key = rack;
+      std::sort(key.begin(), key.end());
+      if (!tried.insert(key).second) continue;
+      const size_t before = rack.size();
+      rack.insert(rack.end(), static_cast<size_t>(gangs[i].pods), gangs[i].gpu);
+      if (FitsDivisible(rack, nodes, capacity)) search(i + 1, placed + 1);
+      rack.resize(before);
+    }
+    search(i + 1, placed);
+  };
+  search(0, 0);
+  return best;
+}
+
+// Issue 5: on 200 random small instances (<= 8 racks x 4 nodes, <= 10 gangs
+// arriving one after another, required rack), copse places at least 95% as
+// many gangs as the exact optimum, and never an invalid placement.
+TEST(TopologyPlacementQuality, AtLeast95PercentOfTheExactOptimum) {
+  std::mt19937 rng(5);
+  Runner runner;
+  int exact_total = 0;
+  int copse_total = 0;
+  int instances_below = 0;
+  for (int instance = 0; instance < 200; ++instance) {
+    const int racks = 1 + static_cast<int>(rng() % 8);
+    const int num_gangs = 1 + static_cast<int>(rng() % 10);
+    std::vector<SmallGang> gangs;
+    for (int g = 0; g < num_gangs; ++g) {
+      gangs.push_back({1 + static_cast<int>(rng() % 8), 1 << (rng() % 4)});
+    }
+    TopoCluster cluster;
+    cluster.Build(1, 1, racks, 4,
+                  {{"cpu", "64"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}});
+    Snapshot& snapshot = cluster.Sync();
+    int placed = 0;
+    for (int g = 0; g < num_gangs; ++g) {
+      const std::string name = "g" + std::to_string(g);
+      GangSpec spec = Gang(name, gangs[g].pods);
+      spec.topology_constraint.topology = "dc";
+      spec.topology_constraint.required_level = "rack";
+      auto members = Members(cluster.names, name, gangs[g].pods,
+                             {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gangs[g].gpu).c_str()}});
+      TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+      if (!p.placement.satisfied) {
+        EXPECT_TRUE(p.placement.placed.empty()) << "instance " << instance << " gang " << g;
+        continue;
+      }
+      ++placed;
+      std::set<std::string> used;
+      for (const MemberPlacement& m : p.placement.placed) used.insert(cluster.LabelOf(m.node, kRack));
+      EXPECT_EQ(used.size(), 1u) << "instance " << instance << " gang " << g;
+      EXPECT_EQ(p.placement.placed.size(), static_cast<size_t>(gangs[g].pods));
+    }
+    ExpectWithinAllocatable(snapshot);
+    const int exact = ExactMaxGangs(gangs, racks, 4, 8);
+    EXPECT_LE(placed, exact) << "instance " << instance << ": more than the optimum is impossible";
+    exact_total += exact;
+    copse_total += placed;
+    instances_below += placed < exact;
+  }
+  const double ratio = static_cast<double>(copse_total) / exact_total;
+  std::cout << "[ quality ] copse placed " << copse_total << " gangs, the exact optimum "
+            << exact_total << " (" << ratio * 100 << "%); below the optimum in "
+            << instances_below << "/200 instances\n";
+  RecordProperty("copse_gangs", copse_total);
+  RecordProperty("exact_gangs", exact_total);
+  EXPECT_GE(ratio, 0.95);
+}
+
+// Issue 5 fragmentation: 500 gangs of 4-64 GPUs (one GPU per pod), one after
+// another, onto 512 nodes x 8 GPUs in racks of 16, each gang in one rack.
+// Stranded GPUs: free GPUs in racks that cannot hold any of the gangs left
+// waiting. copse (tightest rack first) strands fewer than first fit.
+TEST(TopologyPlacementQuality, StrandsFewerGpusThanFirstFit) {
+  constexpr int kRacks = 32;
+  constexpr int kNodesPerRack = 16;
+  constexpr int kGpus = 8;
+  int64_t copse_stranded_total = 0;
+  int64_t first_fit_stranded_total = 0;
+  for (uint32_t seed = 1; seed <= 10; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<int> sizes;
+    for (int g = 0; g < 500; ++g) sizes.push_back(4 + static_cast<int>(rng() % 61));
+
+    // First fit: the first rack (in order) with room, nodes filled in order.
+    std::vector<int> free_ff(kRacks * kNodesPerRack, kGpus);
+    std::vector<int> waiting_ff;
+    for (int size : sizes) {
+      bool placed = false;
+      for (int r = 0; r < kRacks && !placed; ++r) {
+        int room = 0;
+        for (int n = 0; n < kNodesPerRack; ++n) room += free_ff[r * kNodesPerRack + n];
+        if (room < size) continue;
+        int left = size;
+        for (int n = 0; n < kNodesPerRack && left > 0; ++n) {
+          const int take = std::min(left, free_ff[r * kNodesPerRack + n]);
+          free_ff[r * kNodesPerRack + n] -= take;
+          left -= take;
+        }
+        placed = true;
+      }
+      if (!placed) waiting_ff.push_back(size);
+    }
+
+    // copse.
+    TopoCluster cluster;
+    cluster.Build(1, 1, kRacks, kNodesPerRack,
+                  {{"cpu", "128"}, {"memory", "1Ti"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}});
+    Snapshot& snapshot = cluster.Sync();
+    Runner runner;
+    std::vector<int> waiting_copse;
+    for (size_t g = 0; g < sizes.size(); ++g) {
+      const std::string name = "g" + std::to_string(g);
+      GangSpec spec = Gang(name, sizes[g]);
+      spec.topology_constraint.topology = "dc";
+      spec.topology_constraint.required_level = "rack";
+      auto members = Members(cluster.names, name, sizes[g], {{"cpu", "100m"}, {"nvidia.com/gpu", "1"}});
+      TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+      if (!p.placement.satisfied) {
+        EXPECT_TRUE(p.placement.placed.empty());
+        waiting_copse.push_back(sizes[g]);
+      }
+    }
+    ExpectWithinAllocatable(snapshot);
+    const ResourceId gpu = *cluster.names.Find("nvidia.com/gpu");
+    std::map<std::string, int64_t> free_copse;
+    for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
+      free_copse[cluster.LabelOf(n, kRack)] +=
+          snapshot.allocatable(gpu, n) - snapshot.requested(gpu, n);
+    }
+
+    auto stranded = [](const std::vector<int64_t>& rack_free, const std::vector<int>& waiting) {
+      if (waiting.empty()) return int64_t{0};
+      const int smallest = *std::min_element(waiting.begin(), waiting.end());
+      int64_t total = 0;
+      for (int64_t f : rack_free) total += f < smallest ? f : 0;
+      return total;
+    };
+    std::vector<int64_t> racks_ff;
+    for (int r = 0; r < kRacks; ++r) {
+      int64_t f = 0;
+      for (int n = 0; n < kNodesPerRack; ++n) f += free_ff[r * kNodesPerRack + n];
+      racks_ff.push_back(f);
+    }
+    std::vector<int64_t> racks_copse;
+    for (const auto& [rack, f] : free_copse) racks_copse.push_back(f);
+    const int64_t s_copse = stranded(racks_copse, waiting_copse);
+    const int64_t s_ff = stranded(racks_ff, waiting_ff);
+    std::cout << "[ fragmentation ] seed " << seed << ": stranded GPUs copse " << s_copse
+              << " (waiting " << waiting_copse.size() << "), first fit " << s_ff << " (waiting "
+              << waiting_ff.size() << ")\n";
+    copse_stranded_total += s_copse;
+    first_fit_stranded_total += s_ff;
+  }
+  RecordProperty("copse_stranded_gpus", static_cast<int>(copse_stranded_total));
+  RecordProperty("first_fit_stranded_gpus", static_cast<int>(first_fit_stranded_total));
+  EXPECT_LT(copse_stranded_total, first_fit_stranded_total);
 }
 
 }  // namespace
