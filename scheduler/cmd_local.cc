@@ -19,6 +19,7 @@
 #include "kube/apiserver/store.h"
 #include "kube/apiserver/synthetic.h"
 #include "deploy/crds.h"
+#include "grove/operator.h"
 #include "kube/client.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/registry.h"
@@ -54,7 +55,7 @@ Status WriteFileMode0600(const std::string& path, const std::string& content) {
 // (scheduling.k8s.io/v1alpha2) are built into the embedded server.
 Status InstallCrds(api::Store& store) {
   for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
-    if (!file.path.starts_with("copse/") && !file.path.starts_with("grove/")) continue;
+    if (!file.path.starts_with("crds/copse/") && !file.path.starts_with("crds/grove/")) continue;
     Result<std::vector<std::string>> docs = deploy::YamlDocumentsToJson(file.content);
     if (!docs.ok()) return MakeError(docs.error().code, std::string(file.path) + ": " + docs.error().message);
     for (const std::string& json : *docs) {
@@ -82,6 +83,7 @@ int RunLocal(int argc, char** argv) {
   int64_t watch_history = 200000;
   int threads = 1;
   bool no_scheduler = false;
+  bool no_grove = false;
   std::string config_path;
   int scheduler_parallelism = 0;
 
@@ -107,6 +109,8 @@ int RunLocal(int argc, char** argv) {
       "threads", po::value(&threads)->default_value(threads), "API server I/O threads")(
       "no-scheduler", po::bool_switch(&no_scheduler),
       "do not run the scheduler (pods with schedulerName copse-scheduler stay pending)")(
+      "no-grove", po::bool_switch(&no_grove),
+      "do not run the Grove operator (PodCliqueSets are stored but not reconciled)")(
       "config", po::value(&config_path), "scheduler configuration file (YAML), as for copse run")(
       "parallelism", po::value(&scheduler_parallelism)->default_value(0),
       "scheduler threads for parallel Filter/Score (0: one per core)");
@@ -220,11 +224,33 @@ int RunLocal(int argc, char** argv) {
     }
   }
 
+  // The Grove operator, also a plain client of the API server.
+  std::unique_ptr<kube::IoThread> grove_io;
+  std::unique_ptr<grove::Operator> grove_operator;
+  if (!no_grove) {
+    grove_io = std::make_unique<kube::IoThread>(1);
+    kube::ClientConfig config;
+    config.server = (*server)->http_url();
+    config.token = token;
+    auto client = kube::Client::Create(config, grove_io->executor());
+    if (!client.ok()) {
+      std::cerr << "copse local: grove client: " << client.error().ToString() << "\n";
+      return 1;
+    }
+    auto started = grove::Operator::Start(*client, grove::OperatorOptions());
+    if (!started.ok()) {
+      std::cerr << "copse local: grove: " << started.error().ToString() << "\n";
+      return 1;
+    }
+    grove_operator = std::move(started).value();
+  }
+
   kubeconfig_out = std::filesystem::absolute(kubeconfig_out).string();
   std::cout << "copse local: API server " << (*server)->https_url() << " (plain HTTP "
             << (*server)->http_url() << "), " << nodes << " synthetic nodes"
             << (topology_text.empty() ? "" : " in topology " + topology_text)
-            << (scheduler ? ", scheduler copse-scheduler" : ", no scheduler") << "\n"
+            << (scheduler ? ", scheduler copse-scheduler" : ", no scheduler")
+            << (grove_operator ? ", Grove operator" : "") << "\n"
             << "  export KUBECONFIG=" << kubeconfig_out << "\n"
             << "  kubectl get nodes -L copse.dev/rack\n"
             << "copse local: ready" << std::endl;
@@ -232,6 +258,9 @@ int RunLocal(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << "copse local: shutting down (signal " << sig << ")" << std::endl;
+  if (grove_operator) grove_operator->Stop();
+  grove_operator.reset();
+  grove_io.reset();
   if (scheduler) scheduler->Stop();
   scheduler.reset();
   scheduler_io.reset();
