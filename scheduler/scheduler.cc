@@ -36,6 +36,8 @@
 #include "scheduler/placement.h"
 #include "scheduler/gang_preemption.h"
 #include "scheduler/gangs.h"
+#include "scheduler/topology_placement.h"
+#include "kube/topology.h"
 #include "kube/pod_group.h"
 #include "scheduler/config/metrics.h"
 #include "scheduler/queue_events.h"
@@ -91,6 +93,15 @@ struct Scheduler::Impl {
   std::unique_ptr<kube::TypedInformer<kube::PodGroup>> pod_group_informer;
   std::unique_ptr<kube::TypedInformer<kube::CopsePodGroup>> copse_pod_group_informer;
   std::map<std::string, std::string> last_group_status;  // unit key -> last message (status_mu)
+  // Topology-aware placement (issue 5): the copse Topologies known, domain
+  // trees kept between cycles, bound members per subgroup (copse PodGroup
+  // status), why a group object was rejected, events already recorded.
+  TopologyCatalog topologies;
+  TopologyWorkspace topology_workspace;
+  std::unique_ptr<kube::TypedInformer<kube::Topology>> topology_informer;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> sub_group_bound;  // (status_mu)
+  std::map<std::string, std::string> invalid_groups;  // unit key -> why (status_mu)
+  std::set<std::string> recorded_group_events;        // (status_mu)
   std::mutex completions_mu;
   std::vector<Completion> completions;
   std::vector<Completion> completions_scratch;
@@ -257,10 +268,26 @@ struct Scheduler::Impl {
         queue->DeleteGroup(d.key);
         break;
       case GangTracker::Readiness::kMissingSpec:
-      case GangTracker::Readiness::kWaitingForMembers:
+      case GangTracker::Readiness::kWaitingForMembers: {
         queue->DeleteGroup(d.key);
-        for (const PodPtr& pod : d.waiting) ReportFailure(*pod, "Unschedulable", d.message, std::nullopt);
+        std::string message = d.message;
+        if (d.readiness == GangTracker::Readiness::kMissingSpec) {
+          // An object that exists but failed validation: say why, naming the field.
+          std::lock_guard lock(status_mu);
+          if (auto it = invalid_groups.find(d.key.ToString()); it != invalid_groups.end()) {
+            message = it->second;
+          }
+        }
+        for (const PodPtr& pod : d.waiting) ReportFailure(*pod, "Unschedulable", message, std::nullopt);
+        // Decisions are applied outside the tracker's lock: the group may have
+        // become ready (its object arrived on another informer) between this
+        // decision and the DeleteGroup above. Re-check so it is not dropped.
+        if (GangTracker::Decision now = gangs.Evaluate(d.key);
+            now.readiness == GangTracker::Readiness::kReady) {
+          queue->UpsertGroup(now.key, now.members);
+        }
         break;
+      }
       case GangTracker::Readiness::kReady:
         queue->UpsertGroup(d.key, d.members);
         break;
@@ -269,14 +296,79 @@ struct Scheduler::Impl {
 
   template <typename T>
   void OnGroupObject(PodInfo::GroupKind kind, const std::shared_ptr<const T>& object) {
+    const std::string key = GroupUnitKey(kind, object->meta.namespace_, object->meta.name).ToString();
+    const kube::ObjectMeta& meta = object->meta;
     Result<GangSpec> spec = object->ToGangSpec();
     if (!spec.ok()) {
       std::cerr << "copse: " << GroupKindName(kind) << " " << object->meta.Key()
                 << " ignored: " << spec.error().message << "\n";
+      {
+        std::lock_guard lock(status_mu);
+        invalid_groups[key] = std::string(GroupKindName(kind)) + " " + meta.Key() +
+                              " is invalid: " + spec.error().message;
+      }
+      RecordGroupEvent(kind, meta.namespace_, meta.name, meta.uid, meta.generation, "Warning",
+                       "InvalidSpec", spec.error().message);
       ApplyDecision(gangs.RemoveSpec(kind, object->meta.namespace_, object->meta.name));
       return;
     }
+    {
+      std::lock_guard lock(status_mu);
+      invalid_groups.erase(key);
+    }
+    // Spec 002's consistency check: legal, but worth a Warning event.
+    const std::vector<TopologyDefinition> known = topologies.Definitions();
+    for (const std::string& warning : GangSpecWarnings(*spec, &known)) {
+      RecordGroupEvent(kind, meta.namespace_, meta.name, meta.uid, meta.generation, "Warning",
+                       "InconsistentSpec", warning);
+    }
     ApplyDecision(gangs.SetSpec(kind, std::move(spec).value()));
+  }
+
+  // An event on a gang object, once per (object, generation, reason, message).
+  void RecordGroupEvent(PodInfo::GroupKind kind, const std::string& ns, const std::string& name,
+                        const std::string& uid, int64_t generation, std::string_view type,
+                        std::string_view reason, const std::string& message) {
+    {
+      std::lock_guard lock(status_mu);
+      if (recorded_group_events.size() > 100'000) recorded_group_events.clear();
+      const std::string stamp = uid + "\n" + std::to_string(generation) + "\n" +
+                                std::string(reason) + "\n" + message;
+      if (!recorded_group_events.insert(stamp).second) return;
+    }
+    const std::string_view api_version = kind == PodInfo::GroupKind::kCopsePodGroup
+                                             ? kube::CopsePodGroup::kApiVersion
+                                             : kube::PodGroup::kApiVersion;
+    writer->RecordEvent(std::string(api_version), "PodGroup", PodId{ns, name, uid}, type, reason,
+                        message);
+  }
+
+  // Topology objects feed the catalog; groups waiting on one are retried.
+  void OnTopology(const std::shared_ptr<const kube::Topology>& object) {
+    if (Status s = topologies.Upsert(*object); !s.ok()) {
+      std::cerr << "copse: Topology " << object->meta.name << " ignored: " << s.error().message
+                << "\n";
+      // Events about cluster-scoped objects live in "default", as kube's do.
+      writer->RecordEvent(std::string(kube::Topology::kApiVersion), "Topology",
+                          PodId{"default", object->meta.name, object->meta.uid}, "Warning",
+                          "InvalidSpec", s.error().message);
+    }
+    queue->MoveAllToActiveOrBackoffQueue(queue::kEventForceActivate, {}, {});
+  }
+
+  // Errors of `spec` against the copse Topologies known ("" when none); the
+  // rest of the spec was validated when the object was read.
+  std::string TopologyErrors(const GangSpec& spec) const {
+    bool names_levels = !spec.topology_constraint.empty();
+    for (const SubGroupSpec& group : spec.sub_groups) {
+      names_levels = names_levels || !group.topology_constraint.empty();
+    }
+    if (!names_levels) return {};
+    const std::vector<TopologyDefinition> known = topologies.Definitions();
+    GangValidationOptions validation;
+    validation.topologies = &known;
+    Status valid = ValidateGangSpec(spec, validation);
+    return valid.ok() ? std::string() : valid.error().message;
   }
 
   void OnNodeAdd(const std::shared_ptr<const Node>& node) {
@@ -607,9 +699,31 @@ struct Scheduler::Impl {
       const std::string phase = std::string(is_scheduled ? kube::kPodGroupPhaseScheduled
                                                          : kube::kPodGroupPhaseUnschedulable);
       const int32_t bound = static_cast<int32_t>(info.bound);
-      if (!changed && status.phase == phase && status.scheduled == bound) return;
+      // Scheduled members per subgroup: the bound pods naming it or a subgroup below it.
+      std::vector<kube::CopseSubGroupStatus> sub_groups;
+      {
+        std::lock_guard lock(status_mu);
+        const auto& by_name = sub_group_bound[key.ToString()];
+        for (const SubGroupSpec& group : info.spec->sub_groups) {
+          kube::CopseSubGroupStatus entry;
+          entry.name = group.name;
+          for (size_t below : info.spec->Subtree(group.name)) {
+            auto it = by_name.find(info.spec->sub_groups[below].name);
+            if (it != by_name.end()) entry.scheduled += static_cast<int32_t>(it->second.size());
+          }
+          for (const kube::CopseSubGroupStatus& old : status.sub_groups) {
+            if (old.name == group.name) entry.ready = old.ready;
+          }
+          sub_groups.push_back(std::move(entry));
+        }
+      }
+      if (!changed && status.phase == phase && status.scheduled == bound &&
+          status.sub_groups == sub_groups) {
+        return;
+      }
       status.phase = phase;
       status.scheduled = bound;
+      status.sub_groups = std::move(sub_groups);
       status.observed_generation = info.spec->generation;
       writer->MergePatch(kube::resources::kCopsePodGroups, ns, name,
                          kube::CopsePodGroup::StatusPatch(status), "status");
@@ -650,6 +764,13 @@ struct Scheduler::Impl {
   }
 
   void GroupMemberGone(const PodInfo& pod) {
+    {
+      std::lock_guard lock(status_mu);
+      const std::string key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group).ToString();
+      if (auto it = sub_group_bound.find(key); it != sub_group_bound.end()) {
+        it->second[pod.sub_group].erase(pod.uid);
+      }
+    }
     const GangTracker::Decision d = gangs.Remove(pod);
     ApplyDecision(d);
     const GangTracker::GroupInfo info = gangs.Info(d.key);
@@ -657,8 +778,12 @@ struct Scheduler::Impl {
   }
 
   void GroupMemberBound(const PodInfo& pod) {
-    ApplyDecision(gangs.MarkBound(pod));
     const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
+    {
+      std::lock_guard lock(status_mu);
+      sub_group_bound[key.ToString()][pod.sub_group].insert(pod.uid);
+    }
+    ApplyDecision(gangs.MarkBound(pod));
     const GangTracker::GroupInfo info = gangs.Info(key);
     if (!info.spec.has_value()) return;
     const size_t required = static_cast<size_t>(
@@ -752,6 +877,17 @@ struct Scheduler::Impl {
     const size_t profile = *ProfileIndex(*names.begin());
     plugins::Framework& fw = *frameworks[profile];
     batch.Invalidate();
+    if (const std::string invalid = TopologyErrors(spec); !invalid.empty()) {
+      // E.g. a Topology or level that does not exist (yet): retried after backoff.
+      const std::string message = "pod group " + group + " is invalid: " + invalid;
+      Count(&SchedulerStats::unschedulable);
+      queue->AddUnschedulableIfNotPresent(key, unit.cycle, queue::Rejection{});
+      for (const PodPtr& pod : members) ReportFailure(*pod, "Unschedulable", message, std::nullopt);
+      WriteGroupStatus(key, false, kube::kReasonUnschedulable, message);
+      RecordGroupEvent(info.kind, spec.namespace_, spec.name, spec.uid, spec.generation, "Warning",
+                       "InvalidSpec", invalid);
+      return;
+    }
 
     const size_t already = info.bound + in_flight;
     const size_t required_total =
@@ -765,7 +901,18 @@ struct Scheduler::Impl {
     po.chunk_size = options.filter_chunk_size;
     po.parallel_for = ParallelFor();
     po.start_index = next_start_index;
-    GangPlacement placement = PlaceGang(fw, *snapshot, members, po, *random, workspace);
+    // Topology constraints or subgroups: domains and the subgroup tree decide
+    // (scheduler/topology_placement.h); members already bound pin the domains.
+    const bool topology_aware = NeedsTopologyPlacement(spec);
+    TopologyPlacementOptions to;
+    to.placement = po;
+    to.find_bound_members = already > 0;
+    to.workspace = &topology_workspace;
+    GangPlacement placement =
+        topology_aware
+            ? PlaceGangWithTopology(fw, *snapshot, members, spec, topologies, to, *random, workspace)
+                  .placement
+            : PlaceGang(fw, *snapshot, members, po, *random, workspace);
     if (snapshot->num_nodes() > 0) {
       next_start_index = (next_start_index + placement.evaluated_nodes) % snapshot->num_nodes();
     }
@@ -832,9 +979,17 @@ struct Scheduler::Impl {
           ++stats.preemption_attempts;
         }
         if (options.metrics != nullptr) options.metrics->IncPreemptionAttempts();
+        GangPlaceFn place;  // victims inside the domains the gang can be packed into
+        if (topology_aware) {
+          place = [&](Snapshot& scratch, std::span<const PodPtr> group_members) {
+            return PlaceGangWithTopology(fw, scratch, group_members, spec, topologies, to, *random,
+                                         workspace)
+                .placement;
+          };
+        }
         GangPreemption gp = SelectGangVictims(
             fw, *snapshot, members, po,
-            [this](const PodInfo& pod) { return VictimGroupOf(pod); }, *random, workspace);
+            [this](const PodInfo& pod) { return VictimGroupOf(pod); }, *random, workspace, place);
         if (gp.found && !gp.victims.empty()) {
           std::set<std::string> victim_uids;
           const std::string why = fw.scheduler_name() + ": preempting to make room for pod group " + group;
@@ -1029,6 +1184,14 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
   copse_groups.resource = kube::resources::kCopsePodGroups;
   impl->copse_pod_group_informer =
       std::make_unique<kube::TypedInformer<kube::CopsePodGroup>>(client, copse_groups);
+  kube::InformerOptions topology_objects;
+  topology_objects.resource = kube::resources::kTopologies;
+  impl->topology_informer =
+      std::make_unique<kube::TypedInformer<kube::Topology>>(client, topology_objects);
+  impl->topology_informer->AddEventHandler(
+      [self](const auto& t) { self->OnTopology(t); },
+      [self](const auto&, const auto& t) { self->OnTopology(t); },
+      [self](const auto& t) { self->topologies.Remove(t->meta.name); });
   impl->copse_pod_group_informer->AddEventHandler(
       [self](const auto& g) { self->OnGroupObject(PodInfo::GroupKind::kCopsePodGroup, g); },
       [self](const auto&, const auto& g) {
@@ -1052,8 +1215,17 @@ void Scheduler::Start() {
   // schedules ordinary pods.
   impl.pod_group_informer->Start();
   impl.copse_pod_group_informer->Start();
-  impl.pod_group_informer->WaitForSync(std::chrono::seconds(2));
-  impl.copse_pod_group_informer->WaitForSync(std::chrono::seconds(2));
+  impl.topology_informer->Start();
+  // One 2 s budget for the three (a cluster without the CRDs waits it once).
+  const auto group_sync_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  auto sync_left = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(group_sync_deadline - std::chrono::steady_clock::now(),
+                 std::chrono::steady_clock::duration::zero()));
+  };
+  impl.pod_group_informer->WaitForSync(sync_left());
+  impl.copse_pod_group_informer->WaitForSync(sync_left());
+  impl.topology_informer->WaitForSync(sync_left());
   impl.pod_informer->Start();
   impl.loop = std::thread([&impl] {
     // Schedule only once the cluster state is known (kube waits for cache sync).
@@ -1097,6 +1269,7 @@ void Scheduler::Stop() {
   impl.pdb_informer->Stop();
   impl.pod_group_informer->Stop();
   impl.copse_pod_group_informer->Stop();
+  impl.topology_informer->Stop();
   impl.writer->Drain(std::chrono::milliseconds(5000));
 }
 
