@@ -21,6 +21,7 @@
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/framework.h"
 #include "plugins/node_resources_fit/fit.h"
+#include "scheduler/gang_preemption.h"
 #include "scheduler/topology_placement.h"
 #include "tests/unit/plugins/test_util.h"
 #include "topology/levels.h"
@@ -864,6 +865,65 @@ TEST(TopologyPlacementQuality, StrandsFewerGpusThanFirstFit) {
   RecordProperty("copse_stranded_gpus", static_cast<int>(copse_stranded_total));
   RecordProperty("first_fit_stranded_gpus", static_cast<int>(first_fit_stranded_total));
   EXPECT_LT(copse_stranded_total, first_fit_stranded_total);
+}
+
+}  // namespace
+}  // namespace copse::scheduler
+
+namespace copse::scheduler {
+namespace {
+
+// Gang preemption inside candidate domains: with the topology callback the
+// victims are found in one rack and the gang is placed there whole.
+TEST(TopologyPlacement, GangPreemptionFindsVictimsInsideOneRack) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 2, 2, {{"cpu", "4"}, {"pods", "110"}});
+  // Every node runs a 3-cpu low-priority pod: 1 cpu free per node, 4 in all.
+  int i = 0;
+  for (const char* node : {"n-1-1-1-1", "n-1-1-1-2", "n-1-1-2-1", "n-1-1-2-2"}) {
+    cluster.node(node).AddPod(PodBuilder("low-" + std::to_string(i++))
+                                  .Requests(cluster.names, {{"cpu", "3"}})
+                                  .Priority(0)
+                                  .NodeName(node)
+                                  .Obj());
+  }
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("g", 4);
+  spec.topology_constraint.topology = "dc";
+  spec.topology_constraint.required_level = "rack";
+  std::vector<PodPtr> members;
+  for (int m = 0; m < 4; ++m) {
+    PodBuilder b("g-" + std::to_string(m));
+    b.Requests(cluster.names, {{"cpu", "2"}}).Priority(100);
+    b.raw().group_kind = PodInfo::GroupKind::kCopsePodGroup;
+    b.raw().pod_group = "g";
+    members.push_back(b.Obj());
+  }
+  TopologyGangPlacement direct = runner.Place(snapshot, members, spec);
+  ASSERT_FALSE(direct.placement.satisfied);
+
+  GangPlacementOptions po;
+  GangPlaceFn place = [&](Snapshot& scratch, std::span<const PodPtr> group) {
+    return PlaceGangWithTopology(*runner.fw, scratch, group, spec, runner.catalog, runner.options,
+                                 runner.random, runner.workspace)
+        .placement;
+  };
+  GangPreemption gp = SelectGangVictims(
+      *runner.fw, snapshot, members, po, [](const PodInfo&) { return std::nullopt; },
+      runner.random, runner.workspace, place);
+  ASSERT_TRUE(gp.found) << gp.message;
+  ASSERT_EQ(gp.victims.size(), 2u);
+  ASSERT_EQ(gp.placement.size(), 4u);
+  std::set<std::string> racks;
+  for (const MemberPlacement& m : gp.placement) racks.insert(cluster.LabelOf(m.node, kRack));
+  ASSERT_EQ(racks.size(), 1u);
+  for (const PodRef& victim : gp.victims) {
+    EXPECT_EQ(cluster.LabelOf(*snapshot.FindNode(victim->node_name), kRack), *racks.begin())
+        << victim->name << " is outside the gang's rack";
+  }
+  // Nothing was actuated: the snapshot still holds every low-priority pod.
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) EXPECT_EQ(snapshot.pod_count(n), 1u);
 }
 
 }  // namespace
