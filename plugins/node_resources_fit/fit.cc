@@ -35,21 +35,24 @@ struct FitPreScoreState : ClonableState<FitPreScoreState> {
 
 // x / y truncated, as C++ divides, for the per-node scoring loop: the
 // reciprocal of the last divisor is kept, so nodes of equal capacity cost a
-// multiply instead of a division, and the estimate is corrected to the exact
-// quotient (operands below 2^52 are exact as doubles and the estimate is
-// within one of the quotient; the loops settle it either way).
+// multiply instead of a division. The reciprocal is biased up by 2^-50: for
+// 0 <= x < 2^49 and 0 < y < 2^52 the product then lies in
+// [x/y, x/y + x/y * 2^-49], which holds no integer above floor(x/y) (the next
+// one is at least 1/y away), so truncating it gives the exact quotient
+// without a data-dependent correction on the hot path. The check behind it
+// never fails for such operands; it keeps the result exact regardless.
 class Divider {
  public:
   int64_t operator()(int64_t x, int64_t y) noexcept {
-    constexpr int64_t kExact = int64_t{1} << 52;
-    if (x < 0 || x >= kExact || y <= 0 || y >= kExact) return x / y;
+    constexpr int64_t kMaxDividend = int64_t{1} << 49;
+    constexpr int64_t kMaxDivisor = int64_t{1} << 52;
+    if (x < 0 || x >= kMaxDividend || y <= 0 || y >= kMaxDivisor) return x / y;
     if (y != divisor_) {
       divisor_ = y;
-      inverse_ = 1.0 / static_cast<double>(y);
+      inverse_ = (1.0 / static_cast<double>(y)) * (1.0 + 0x1p-50);
     }
-    int64_t q = static_cast<int64_t>(static_cast<double>(x) * inverse_);
-    while (q * y > x) --q;
-    while ((q + 1) * y <= x) ++q;
+    const auto q = static_cast<int64_t>(static_cast<double>(x) * inverse_);
+    if (q * y > x || (q + 1) * y <= x) [[unlikely]] return x / y;
     return q;
   }
 

@@ -1,10 +1,15 @@
-// NodeResourcesFit and NodeResourcesBalancedAllocation score from snapshot
-// columns directly (no per-node ForNode call, no integer division per node);
-// their results must equal the reference composition of
-// ResourceAllocationInputs::ForNode with LeastAllocatedScore /
-// MostAllocatedScore / BalancedAllocationScore, for every node, on clusters
-// with extended and ephemeral resources, zero capacities, unknown resource
-// names, pods that request nothing, and overcommitted nodes.
+// Plugins that precompute or inline for speed must give the same answers as
+// the plain definitions, node by node:
+//   - NodeResourcesFit and NodeResourcesBalancedAllocation score from snapshot
+//     columns directly (no per-node ForNode call, no integer division per
+//     node): equal to ResourceAllocationInputs::ForNode composed with
+//     Least/MostAllocatedScore and BalancedAllocationScore, on clusters with
+//     extended and ephemeral resources, zero capacities, unknown resource
+//     names, pods that request nothing, and overcommitted nodes.
+//   - NodeAffinity evaluates selectors once per combination of label values:
+//     equal to matching each node's label map (nodeSelector, required terms,
+//     the profile's added affinity, preferred weights), with every operator,
+//     missing keys, indexed and non-indexed keys.
 
 #include <gtest/gtest.h>
 
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "plugins/balanced_allocation/balanced_allocation.h"
+#include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_resources_fit/fit.h"
 #include "plugins/node_resources_fit/resource_allocation.h"
 #include "tests/unit/plugins/test_util.h"
@@ -23,6 +29,7 @@ namespace {
 using testing::Cluster;
 using testing::MakePlugin;
 using testing::PodBuilder;
+using testing::Req;
 
 // A cluster of nodes with random capacities and existing pods, some nodes
 // with zero cpu, some without the GPU resource, some overcommitted.
@@ -169,6 +176,114 @@ TEST(ScoreEquivalenceTest, BalancedAllocationMatchesReferenceComposition) {
     }
   }
 }
+
+// Nodes with a zone (indexed), a rack and a numeric generation (not indexed),
+// some of them missing each label.
+void PopulateLabels(Cluster& c, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> pick(0, 5);
+  for (int i = 0; i < 400; ++i) {
+    Labels labels;
+    if (pick(rng) != 0) labels[std::string(kLabelTopologyZone)] = "z" + std::to_string(pick(rng));
+    if (pick(rng) != 0) labels["rack"] = "r" + std::to_string(pick(rng) + pick(rng));
+    if (pick(rng) != 0) labels["gen"] = std::to_string(pick(rng) * 3);
+    c.AddNode("node-" + std::to_string(i), {{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}},
+              std::move(labels));
+  }
+}
+
+std::vector<Requirement> RandomRequirements(std::mt19937_64& rng) {
+  const std::string zone(kLabelTopologyZone);
+  const std::vector<Requirement> pool = {
+      Req(zone, SelectorOp::kIn, {"z1", "z2", "z3"}),
+      Req(zone, SelectorOp::kNotIn, {"z0"}),
+      Req("rack", SelectorOp::kExists),
+      Req("rack", SelectorOp::kDoesNotExist),
+      Req("rack", SelectorOp::kIn, {"r4", "r5", "r6", "r7"}),
+      Req("gen", SelectorOp::kGt, {"4"}),
+      Req("gen", SelectorOp::kLt, {"10"}),
+      Req("missing", SelectorOp::kDoesNotExist),
+      Req("missing", SelectorOp::kIn, {"x"}),
+      Req(std::string(kLabelHostname), SelectorOp::kNotIn, {"node-1", "node-2"}),
+  };
+  std::vector<Requirement> out;
+  const int n = static_cast<int>(rng() % 3) + 1;
+  for (int i = 0; i < n; ++i) out.push_back(pool[rng() % pool.size()]);
+  return out;
+}
+
+NodeSelector RandomSelector(std::mt19937_64& rng) {
+  NodeSelector s;
+  const int terms = static_cast<int>(rng() % 3) + 1;
+  for (int t = 0; t < terms; ++t) s.terms.push_back(NodeSelectorTerm{RandomRequirements(rng), {}});
+  return s;
+}
+
+// With only the default indexed keys (zone, hostname) some selectors are
+// evaluated per value combination and the rest node by node; with "rack" and
+// "gen" indexed as well, nearly all are.
+class NodeAffinityEquivalenceTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(NodeAffinityEquivalenceTest, FilterAndScoreMatchPerNodeEvaluation) {
+  std::mt19937_64 rng(3);
+  Cluster c;
+  PopulateLabels(c, rng);
+  if (GetParam()) {
+    c.mutable_snapshot().IndexLabelKey("rack");
+    c.mutable_snapshot().IndexLabelKey("gen");
+  }
+  const Snapshot& snap = c.snapshot();
+  ASSERT_EQ(snap.label_column("rack") != nullptr, GetParam());
+  const std::vector<NodeIndex> nodes = AllNodes(snap);
+  int fast_cases = 0;
+  for (int round = 0; round < 60; ++round) {
+    NodeAffinityArgs args;
+    if (round % 3 == 0) args.added_required = RandomSelector(rng);
+    if (round % 4 == 0) args.added_preferred.push_back({7, RandomSelector(rng).terms[0]});
+    const PluginArgs any_args = args;
+    auto plugin = MakePlugin(&NodeAffinity::Create, &any_args);
+    PodBuilder b("p" + std::to_string(round));
+    if (round % 2 == 0) b.NodeSelector(std::string(kLabelTopologyZone), "z" + std::to_string(round % 6));
+    if (round % 5 != 0) b.RequiredNodeAffinity(RandomSelector(rng));
+    for (int k = 0; k < round % 3; ++k) {
+      b.PreferredNodeAffinity(static_cast<int32_t>(rng() % 50 + 1), RandomSelector(rng).terms[0]);
+    }
+    auto pod = b.Obj();
+
+    // Filter: the plugin against each node's full label map.
+    testing::FilterRun run = testing::RunFilter(*plugin, *pod, snap);
+    if (run.prefilter.IsSkip()) continue;
+    for (NodeIndex n : nodes) {
+      const Labels& labels = snap.node_labels(n);
+      const std::string& name = snap.node_name(n);
+      Status want = Status::Success();
+      if (args.added_required && !args.added_required->Matches(labels, name)) {
+        want = Status::Unresolvable(NodeAffinity::kReasonEnforced);
+      } else if (!pod->MatchesRequiredNodeAffinity(labels, name)) {
+        want = Status::Unresolvable(NodeAffinity::kReasonPod);
+      }
+      ASSERT_EQ(run.statuses[n].code, want.code) << "round " << round << " node " << name;
+      ASSERT_EQ(run.statuses[n].reason, want.reason) << "round " << round << " node " << name;
+    }
+    // Score: raw sums of matching preferred weights.
+    const std::vector<int64_t> got = RawScores(*plugin, *pod, snap, nodes);
+    if (got.empty()) continue;  // PreScore skipped: no preferred terms
+    ++fast_cases;
+    for (NodeIndex n : nodes) {
+      int64_t want = 0;
+      for (const auto* terms : {&args.added_preferred, &pod->preferred_node_affinity}) {
+        for (const PreferredSchedulingTerm& t : *terms) {
+          if (t.weight != 0 && t.term.Matches(snap.node_labels(n), snap.node_name(n))) {
+            want += t.weight;
+          }
+        }
+      }
+      ASSERT_EQ(got[n], want) << "round " << round << " node " << snap.node_name(n);
+    }
+  }
+  EXPECT_GT(fast_cases, 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(IndexedKeys, NodeAffinityEquivalenceTest, ::testing::Bool());
 
 }  // namespace
 }  // namespace copse::plugins
