@@ -214,16 +214,37 @@ class Placer {
     AssignMembers();
     if (options_.find_bound_members) FindBound();
     if (!ResolveLevels()) return Finish(std::move(out), false, failure_);
-    if (!ComputeClasses()) return Finish(std::move(out), false, failure_);
-    Plan();
-    Scope everything;
-    const bool ok = PlaceMin(0, everything, LevelRef{});
-    if (error_ || !ok) {
+    GroupClasses();
+    // Pass 1 (optimistic): fit counts from free capacity alone, one candidate
+    // per required level; usually enough, and it skips a Filter pass over
+    // every node. Pass 2: per-class Filter masks, the full candidate lists
+    // and the shortfall messages.
+    for (const bool masked : {!options_.optimistic, true}) {
+      masked_ = masked;
+      if (masked && !FilterClasses()) return Finish(std::move(out), false, failure_);
+      Plan();
+      Scope everything;
+      const bool ok = PlaceMin(0, everything, LevelRef{});
+      if (ok && !error_) break;
       const std::string why = failure_;
       Rollback(0);
-      return Finish(std::move(out), false, why);
+      if (error_ || masked) return Finish(std::move(out), false, why);
+      ResetPass();
     }
     failure_.clear();
+    // Optional children get the full search (they are tried only now).
+    const bool optional_children = std::any_of(nodes_.begin(), nodes_.end(), [](const GroupNode& n) {
+      return n.children.size() > n.required_children;
+    });
+    if (!masked_ && optional_children) {
+      Flush();
+      masked_ = true;
+      if (!FilterClasses()) {
+        const std::string why = failure_;
+        Rollback(0);
+        return Finish(std::move(out), false, why);
+      }
+    }
     FillOptional(0);
     if (!error_) FillExtras(0);
     if (error_) {
@@ -402,8 +423,7 @@ class Placer {
     return true;
   }
 
-  // One PreFilter + Filter pass over every node per pod class.
-  bool ComputeClasses() {
+  void GroupClasses() {
     std::unordered_map<uint64_t, uint32_t> by_signature;
     for (GroupNode& node : nodes_) {
       node.direct_class.resize(node.direct.size());
@@ -414,11 +434,31 @@ class Placer {
         node.direct_class[i] = it->second;
       }
     }
+    for (size_t t = 0; t < trees_.size(); ++t) fits_[t].resize(classes_.size());
+  }
+
+  // One PreFilter + Filter pass over every node per pod class (pass 2).
+  bool FilterClasses() {
     for (ClassInfo& cls : classes_) {
       if (!FilterClass(cls)) return false;
     }
-    for (size_t t = 0; t < trees_.size(); ++t) fits_[t].resize(classes_.size());
+    for (auto& per_tree : fits_) {
+      for (auto& fits : per_tree) fits.reset();  // counted again with the masks
+    }
     return true;
+  }
+
+  // Forgets pass 1's choices (its placements are already rolled back).
+  void ResetPass() {
+    ResetSubtree(0);
+    Flush();
+    for (auto& per_tree : fits_) {
+      for (auto& fits : per_tree) fits.reset();
+    }
+    masks_.clear();
+    masked_fits_.clear();
+    failure_.clear();
+    short_of_capacity_ = false;
   }
 
   bool FilterClass(ClassInfo& cls) {
@@ -488,6 +528,10 @@ class Placer {
 
   // Step 2: which pods make each node's minimum (see the header).
   void Plan() {
+    for (GroupNode& node : nodes_) {
+      node.plan = 0;
+      node.impossible = false;
+    }
     std::vector<int64_t> planned_below(nodes_.size(), 0);
     auto required_chain = [&](int x) {
       std::vector<int> out;
@@ -657,8 +701,9 @@ class Placer {
   const FitCounts* FitsFor(LevelRef r, uint32_t c, const Scope& scope) {
     if (SameTreeInside(scope, r)) return &Fits(r.tree, c);
     std::vector<uint8_t>& mask = masks_.emplace_back(snapshot_.num_nodes(), 0);
-    for (NodeIndex n : *scope.nodes) mask[n] = classes_[c].feasible[n];
-    FitCounts& fits = masked_.emplace_back();
+    const std::vector<uint8_t>& feasible = classes_[c].feasible;
+    for (NodeIndex n : *scope.nodes) mask[n] = feasible.empty() ? 1 : feasible[n];
+    FitCounts& fits = masked_fits_.emplace_back();
     topology::CountFits(*trees_[r.tree], topology::PodClass{classes_[c].rep->requests, mask}, fits);
     return &fits;
   }
@@ -788,7 +833,7 @@ class Placer {
     const LevelRef r = node.required;
     Flush();
     masks_.clear();
-    masked_.clear();
+    masked_fits_.clear();
     Ranking ranking = MakeDemand(r, node.demand, scope);
     const std::set<DomainId> pinned = Pinned(x, r);
     const bool best_effort_root = x == 0 && !spec_.IsGang();
@@ -801,6 +846,8 @@ class Placer {
     if (!pinned.empty() || best_effort_root) {
       ro.percentage = 100;
       ro.max_candidates = 0;
+    } else if (!masked_) {
+      ro.max_candidates = 1;
     }
     std::vector<RankedDomain> ranked;
     Rank(r, scope, ranking, ro, ranked);
@@ -828,7 +875,8 @@ class Placer {
       Rollback(mark);
       ResetSubtree(x);
     }
-    failure_ = Shortfall(x, scope, pinned, failures);
+    // Pass 1 fails without explaining: pass 2 computes the message.
+    failure_ = masked_ ? Shortfall(x, scope, pinned, failures) : Prefix(x) + "no domain";
     short_of_capacity_ = true;
     return false;
   }
@@ -841,7 +889,7 @@ class Placer {
       // Gather the whole minimum in one preferred-level domain, most free first.
       Flush();
       masks_.clear();
-      masked_.clear();
+      masked_fits_.clear();
       Ranking ranking = MakeDemand(pref, node.demand, scope);
       if (!ranking.needs.empty()) {
         RankOptions ro;
@@ -849,7 +897,7 @@ class Placer {
         ro.require_fit = true;
         ro.percentage = 100;
         ro.min_candidates = 0;
-        ro.max_candidates = options_.preferred_domains_to_try;
+        ro.max_candidates = masked_ ? options_.preferred_domains_to_try : 1;
         std::vector<RankedDomain> ranked;
         Rank(pref, scope, ranking, ro, ranked);
         for (const RankedDomain& rd : ranked) {
@@ -961,7 +1009,7 @@ class Placer {
     const std::string& level_name = levels_[r.tree].name(r.level);
     Flush();
     masks_.clear();
-    masked_.clear();
+    masked_fits_.clear();
     Ranking ranking = MakeDemand(r, node.demand, scope);
     uint64_t need = 0;
     for (const topology::ClassNeed& n : ranking.needs) need += n.count;
@@ -1035,6 +1083,7 @@ class Placer {
     const ResourceVector& request = cls.rep->requests;
     const std::optional<plugins::PluginIndex> fit_plugin = fw_.FindPlugin("NodeResourcesFit");
     uint64_t by_pods = 0;
+    size_t eligible = 0;  // nodes passing Filter, or rejected only for resources
     std::map<ResourceId, uint64_t> by_resource;
     std::map<std::string, size_t> rejected;
     for (NodeIndex n : tree.nodes(r.level, d)) {
@@ -1048,6 +1097,7 @@ class Placer {
         for (const std::string& reason : reasons) ++rejected[reason];
         continue;
       }
+      ++eligible;
       by_pods += static_cast<uint64_t>(std::max<int64_t>(0, tree.node_free(n, kResourceIdPods)));
       for (size_t id = 0; id < request.size(); ++id) {
         const auto rid = static_cast<ResourceId>(id);
@@ -1069,12 +1119,15 @@ class Placer {
     const std::string bound =
         limiting.has_value() ? "Insufficient " + std::string(snapshot_.resources().Name(*limiting))
                              : std::string("Too many pods");
-    if (limit < need || rejected.empty()) return std::to_string(short_by) + " " + bound;
+    if (rejected.empty()) return std::to_string(short_by) + " " + bound;
     std::string histogram;
     for (const auto& [reason, count] : rejected) {
       histogram += (histogram.empty() ? "" : ", ") + std::to_string(count) + " " + reason;
     }
-    return std::to_string(short_by) + " blocked by Filter (" + histogram + ")";
+    if (eligible == 0 || limit >= need) {
+      return std::to_string(short_by) + " blocked by Filter (" + histogram + ")";
+    }
+    return std::to_string(short_by) + " " + bound + " (and " + histogram + ")";
   }
 
   TopologyGangPlacement Finish(TopologyGangPlacement out, bool satisfied, std::string failure) {
@@ -1136,7 +1189,8 @@ class Placer {
   std::vector<std::unique_ptr<DomainTree>> own_trees_;
   std::vector<std::vector<std::unique_ptr<FitCounts>>> fits_;  // [tree][class]
   std::deque<std::vector<uint8_t>> masks_;
-  std::deque<FitCounts> masked_;
+  std::deque<FitCounts> masked_fits_;
+  bool masked_ = true;  // pass 2: Filter masks computed
 
   std::vector<Record> records_;
   std::vector<NodeIndex> dirty_;

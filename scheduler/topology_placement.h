@@ -23,7 +23,10 @@
 //   1. Pod classes: members with the same signature share one PreFilter +
 //      Filter pass over every node: the class's feasibility mask, from which
 //      fit counts per domain follow (topology/fit.h), kept up to date as pods
-//      are placed.
+//      are placed. (Optimistic first pass, TopologyPlacementOptions::
+//      optimistic: no masks, fit counts from free capacity alone, which are
+//      upper bounds, and one candidate per required level; steps 2-4 run
+//      with masks only when that pass fails.)
 //   2. Plan (which pods make each node's minimum): a leaf needs min_member
 //      pods (less the members already bound); an inner node needs its
 //      required children's minimums, and when min_member asks for more, the
@@ -149,6 +152,11 @@ struct TopologyPlacementOptions {
   uint32_t max_placements_to_try = 0;
   // Preferred-level domains tried whole before spilling.
   uint32_t preferred_domains_to_try = 2;
+  // First try with fit counts from free capacity alone (no Filter pass over
+  // every node) and one candidate per required level; only when that fails,
+  // run the full search with per-class Filter masks (which also explains the
+  // failure). Off: always the full search.
+  bool optimistic = true;
   // Reused between calls; null: trees are built for this call only.
   TopologyWorkspace* workspace = nullptr;
 };

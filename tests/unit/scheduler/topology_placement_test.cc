@@ -928,3 +928,74 @@ TEST(TopologyPlacement, GangPreemptionFindsVictimsInsideOneRack) {
 
 }  // namespace
 }  // namespace copse::scheduler
+
+namespace copse::scheduler {
+namespace {
+
+// The optimistic first pass ranks racks on free capacity alone: the tightest
+// rack here is tainted, so that pass fails there and the full search (with
+// Filter masks) takes the other rack. With every rack tainted the message
+// gives the Filter verdicts.
+TEST(TopologyPlacement, OptimisticPassFallsBackToFilterMasks) {
+  for (const bool optimistic : {true, false}) {
+    TopoCluster cluster;
+    cluster.Build(1, 1, 1, 2, {{"cpu", "4"}, {"pods", "110"}});  // rack-1-1-1: 8 cpu
+    for (int n = 1; n <= 4; ++n) {
+      cluster.AddNode("big-" + std::to_string(n), {{"cpu", "4"}, {"pods", "110"}},
+                      {{kZone, "zone-1"}, {kBlock, "block-1-1"}, {kRack, "rack-big"}});
+    }
+    cluster.node("n-1-1-1-1").SetTaints({Taint{"dedicated", "x", TaintEffect::kNoSchedule}});
+    cluster.node("n-1-1-1-2").SetTaints({Taint{"dedicated", "x", TaintEffect::kNoSchedule}});
+    Snapshot& snapshot = cluster.Sync();
+    Runner runner;
+    runner.options.optimistic = optimistic;
+    GangSpec spec = Gang("g", 6);
+    spec.topology_constraint.topology = "dc";
+    spec.topology_constraint.required_level = "rack";
+    auto members = Members(cluster.names, "g", 6, {{"cpu", "1"}});
+    TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+    ASSERT_TRUE(p.placement.satisfied) << optimistic << ": " << p.placement.failure;
+    EXPECT_EQ(p.domain, "rack rack-big") << optimistic;
+
+    // 12 more cpu: rack-big has 10 left, rack-1-1-1 is tainted.
+    auto more = Members(cluster.names, "h", 12, {{"cpu", "1"}});
+    GangSpec h = Gang("h", 12);
+    h.topology_constraint = spec.topology_constraint;
+    TopologyGangPlacement q = runner.Place(snapshot, more, h);
+    EXPECT_FALSE(q.placement.satisfied);
+    EXPECT_EQ(q.placement.failure, "best rack rack-big fits 10/12 pods: 2 Insufficient cpu")
+        << optimistic;
+    // Only tainted nodes could hold 8 pods of 1 cpu.
+    auto eight = Members(cluster.names, "k", 8, {{"cpu", "100m"}});
+    GangSpec k = Gang("k", 8);
+    k.topology_constraint = spec.topology_constraint;
+    cluster.snapshot();  // (no resync: rack-big keeps its 6 pods)
+    TopologyGangPlacement r = runner.Place(snapshot, eight, k);
+    ASSERT_TRUE(r.placement.satisfied) << r.placement.failure;
+    EXPECT_EQ(r.domain, "rack rack-big") << "the tainted rack is never used";
+    ExpectWithinAllocatable(snapshot);
+  }
+}
+
+TEST(TopologyPlacement, FilterVerdictsExplainATaintedRack) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 1, 2, {{"cpu", "4"}, {"pods", "110"}});
+  for (const char* n : {"n-1-1-1-1", "n-1-1-1-2"}) {
+    cluster.node(n).SetTaints({Taint{"dedicated", "x", TaintEffect::kNoSchedule}});
+  }
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("g", 2);
+  spec.topology_constraint.topology = "dc";
+  spec.topology_constraint.required_level = "rack";
+  auto members = Members(cluster.names, "g", 2, {{"cpu", "1"}});
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  EXPECT_FALSE(p.placement.satisfied);
+  EXPECT_EQ(p.placement.failure,
+            "best rack rack-1-1-1 fits 0/2 pods: 2 blocked by Filter (2 node(s) had untolerated "
+            "taint {dedicated: x})")
+      << p.placement.failure;
+}
+
+}  // namespace
+}  // namespace copse::scheduler
