@@ -999,3 +999,30 @@ TEST(TopologyPlacement, FilterVerdictsExplainATaintedRack) {
 
 }  // namespace
 }  // namespace copse::scheduler
+
+namespace copse::scheduler {
+namespace {
+
+// A basic (non-gang) v1alpha2 group with a topologyKey: no all-or-nothing,
+// its pods go to the one rack that holds most of them.
+TEST(TopologyPlacement, BasicGroupFillsTheRackHoldingMost) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 2, 1, {{"cpu", "5"}, {"pods", "110"}});
+  cluster.node("n-1-1-1-1").AddPod(
+      PodBuilder("old").Requests(cluster.names, {{"cpu", "2"}}).NodeName("n-1-1-1-1").Obj());
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("b", 0);
+  spec.source = GangSource::kWorkloadPodGroup;
+  spec.policy = GangPolicy::kBasic;
+  spec.topology_constraint.required_level = kRack;
+  auto members = Members(cluster.names, "b", 6, {{"cpu", "1"}});
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  EXPECT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 5u);
+  EXPECT_EQ(p.placement.unplaced.size(), 1u);
+  for (const MemberPlacement& m : p.placement.placed) EXPECT_EQ(cluster.LabelOf(m.node, kRack), "rack-1-1-2");
+}
+
+}  // namespace
+}  // namespace copse::scheduler
