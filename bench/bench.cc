@@ -15,13 +15,22 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 2> kScenarios{{
+  static const std::array<Scenario, 5> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench},
       {"basic",
        "scheduler_perf SchedulingBasic: 5,000 nodes, 1,000 init + 10,000 measured pods, end to end",
        &RunBasicBench},
+      {"gang",
+       "kube-scheduler GangScheduling shape: 5,000 nodes, 3,000 gangs x 3 pods, end to end",
+       &RunGangBench},
+      {"gang-large",
+       "5,000 nodes x 8 GPUs, 100 gangs x 256 pods of 1 GPU, end to end",
+       &RunGangLargeBench},
+      {"gang-preempt",
+       "1,000 full nodes of low-priority gangs, then 100 high-priority 8-pod gangs that preempt",
+       &RunGangPreemptBench},
   }};
   return kScenarios;
 }

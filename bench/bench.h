@@ -78,5 +78,8 @@ std::string ToJson(const BenchResult& result);
 // Scenario implementations (one file each).
 Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunGangBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunGangLargeBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench
