@@ -214,8 +214,7 @@ Status CreateGangs(Cluster& cluster, const std::string& prefix, int64_t gangs,
   return Status::Ok();
 }
 
-Status WaitBound(BindWatcher& watcher, int64_t target, std::string_view phase,
-                 Progress& progress) {
+Status WaitBound(BindWatcher& watcher, int64_t target, std::string_view phase, Progress& progress) {
   const TimePoint deadline = SteadyClock::now() + std::chrono::seconds(600);
   for (int64_t n = watcher.bound(); n < target; n = watcher.bound()) {
     if (SteadyClock::now() > deadline) {
@@ -254,8 +253,9 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
         j["metadata"]["labels"].value(kRackLabel, "");
     if (Status s = cluster.Create(kube::resources::kNodes, "", node); !s.ok()) return s.error();
   }
-  if (Status s = cluster.Create(kube::resources::kNamespaces, "",
-                                R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
+  if (Status s =
+          cluster.Create(kube::resources::kNamespaces, "",
+                         R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
       !s.ok()) {
     return s.error();
   }

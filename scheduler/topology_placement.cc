@@ -37,7 +37,8 @@ Status TopologyCatalog::Upsert(const kube::Topology& object) {
   }
   std::vector<topology::TopologyLevel> levels;
   levels.reserve(object.spec.levels.size());
-  for (const kube::TopologyLevel& level : object.spec.levels) levels.push_back({"", level.node_label});
+  for (const kube::TopologyLevel& level : object.spec.levels)
+    levels.push_back({"", level.node_label});
   topology::LevelFieldNames fields;
   fields.levels = "spec.levels";
   Result<TopologyLevels> created = TopologyLevels::Create(std::move(levels), fields);
@@ -233,9 +234,9 @@ class Placer {
     }
     failure_.clear();
     // Optional children get the full search (they are tried only now).
-    const bool optional_children = std::any_of(nodes_.begin(), nodes_.end(), [](const GroupNode& n) {
-      return n.children.size() > n.required_children;
-    });
+    const bool optional_children =
+        std::any_of(nodes_.begin(), nodes_.end(),
+                    [](const GroupNode& n) { return n.children.size() > n.required_children; });
     if (!masked_ && optional_children) {
       Flush();
       masked_ = true;
@@ -272,7 +273,8 @@ class Placer {
       const std::string& parent = spec_.sub_groups[i].parent;
       int p = 0;
       if (!parent.empty()) {
-        if (std::optional<size_t> index = spec_.FindSubGroup(parent)) p = static_cast<int>(*index) + 1;
+        if (std::optional<size_t> index = spec_.FindSubGroup(parent))
+          p = static_cast<int>(*index) + 1;
       }
       nodes_[i + 1].parent = p;
       nodes_[p].children.push_back(static_cast<int>(i) + 1);
@@ -416,7 +418,8 @@ class Placer {
       // A preferred level at or above the required one cannot help.
       const GroupNode& node = nodes_[x];
       if (node.required.valid() && node.preferred.valid() &&
-          node.required.tree == node.preferred.tree && node.preferred.level <= node.required.level) {
+          node.required.tree == node.preferred.tree &&
+          node.preferred.level <= node.required.level) {
         nodes_[x].preferred = LevelRef{};
       }
     }
@@ -429,7 +432,8 @@ class Placer {
       node.direct_class.resize(node.direct.size());
       for (size_t i = 0; i < node.direct.size(); ++i) {
         const PodPtr& pod = node.direct[i];
-        auto [it, added] = by_signature.emplace(pod->signature, static_cast<uint32_t>(classes_.size()));
+        auto [it, added] =
+            by_signature.emplace(pod->signature, static_cast<uint32_t>(classes_.size()));
         if (added) classes_.push_back(ClassInfo{pod, {}, {}});
         node.direct_class[i] = it->second;
       }
@@ -504,10 +508,9 @@ class Placer {
       const size_t pos = c * chunk;
       const size_t len = std::min(chunk, candidates.size() - pos);
       scratch[c].Reserve(len);
-      verdicts[c] = fw_.FilterChunk(ctx, std::span<const NodeIndex>(candidates.data() + pos, len),
-                                    scratch[c], cls.statuses,
-                                    std::span<NodeIndex>(feasible.data() + pos, len), found[c],
-                                    rejected[c]);
+      verdicts[c] = fw_.FilterChunk(
+          ctx, std::span<const NodeIndex>(candidates.data() + pos, len), scratch[c], cls.statuses,
+          std::span<NodeIndex>(feasible.data() + pos, len), found[c], rejected[c]);
     };
     if (options_.placement.parallel_for && num_chunks >= 2) {
       options_.placement.parallel_for(num_chunks, body);
@@ -856,9 +859,10 @@ class Placer {
     }
     if (best_effort_root && !ranked.empty()) {
       // Not all-or-nothing: the domain that holds the most of the pods.
-      std::stable_sort(ranked.begin(), ranked.end(), [&](const RankedDomain& a, const RankedDomain& b) {
-        return Covered(ranking, r, a.domain) > Covered(ranking, r, b.domain);
-      });
+      std::stable_sort(ranked.begin(), ranked.end(),
+                       [&](const RankedDomain& a, const RankedDomain& b) {
+                         return Covered(ranking, r, a.domain) > Covered(ranking, r, b.domain);
+                       });
       ranked.resize(1);
     }
     std::map<DomainId, std::string> failures;
@@ -1032,9 +1036,8 @@ class Placer {
     }
     const std::string prefix = Prefix(x);
     if (domains.empty()) {
-      return prefix + "no " + level_name + " domain" +
-             (scope.all ? "" : " inside " + scope.label) + " (no node has the label " +
-             levels_[r.tree].node_label(r.level) + ")";
+      return prefix + "no " + level_name + " domain" + (scope.all ? "" : " inside " + scope.label) +
+             " (no node has the label " + levels_[r.tree].node_label(r.level) + ")";
     }
     DomainId best = domains.front();
     uint64_t best_covered = Covered(ranking, r, best);
@@ -1103,7 +1106,8 @@ class Placer {
         const auto rid = static_cast<ResourceId>(id);
         const int64_t amount = request.Get(rid);
         if (rid == kResourceIdPods || amount <= 0) continue;
-        by_resource[rid] += static_cast<uint64_t>(std::max<int64_t>(0, tree.node_free(n, rid)) / amount);
+        by_resource[rid] +=
+            static_cast<uint64_t>(std::max<int64_t>(0, tree.node_free(n, rid)) / amount);
       }
     }
     // The bound: free pod slots, or the requested resource with the fewest

@@ -5,6 +5,8 @@
 // that name the field on the pods and as Warning events on the PodGroup, and
 // a group waiting for its Topology to exist.
 
+#include "kube/topology.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -14,7 +16,6 @@
 
 #include "deploy/crds.h"
 #include "kube/pod_group.h"
-#include "kube/topology.h"
 #include "scheduler/cache.h"
 #include "tests/integration/scheduler/harness.h"
 
@@ -131,7 +132,7 @@ std::map<std::string, Bound> BoundPerGang(Cluster& cluster) {
 
 // Events recorded about the object `kind`/`name`: reason -> messages.
 std::multimap<std::string, std::string> EventsAbout(Cluster& cluster, const std::string& kind,
-                                                   const std::string& name) {
+                                                    const std::string& name) {
   std::multimap<std::string, std::string> out;
   auto list = cluster.store().List(kube::resources::kEvents, {});
   if (!list.ok()) return out;
@@ -184,9 +185,12 @@ TEST(TopologyIntegration, RandomGangsPackIntoOneRack) {
     const int cpu = 1 + static_cast<int>(rng() % 2);
     size_of[name] = size;
     cpu_of[name] = cpu;
-    cluster.Create(kCopsePodGroups, "default",
-                   GroupJson(name, R"({"minMember":)" + std::to_string(size) +
-                                       R"(,"topologyConstraint":{"topology":"dc","requiredTopologyLevel":"rack"}})"));
+    cluster.Create(
+        kCopsePodGroups, "default",
+        GroupJson(
+            name,
+            R"({"minMember":)" + std::to_string(size) +
+                R"(,"topologyConstraint":{"topology":"dc","requiredTopologyLevel":"rack"}})"));
     for (int i = 0; i < size; ++i) {
       cluster.Create(kPods, "default",
                      PodJson(Member(name, name + "-" + std::to_string(i), std::to_string(cpu))));
@@ -194,17 +198,19 @@ TEST(TopologyIntegration, RandomGangsPackIntoOneRack) {
   }
   // Quiescent: nothing assumed, and every group's condition agrees with its
   // bound members (True exactly when the gang is whole).
-  ASSERT_TRUE(WaitUntil([&] {
-    if (cluster.scheduler()->cache().stats().assumed_pods != 0) return false;
-    const auto bound = BoundPerGang(cluster);
-    for (const auto& [name, size] : size_of) {
-      auto group = GetGroup(cluster, name);
-      const kube::Condition* c = group ? Scheduled(*group) : nullptr;
-      const int n = bound.contains(name) ? bound.at(name).count : 0;
-      if (c == nullptr || (c->status == "True") != (n >= size)) return false;
-    }
-    return true;
-  }, std::chrono::seconds(120)));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        if (cluster.scheduler()->cache().stats().assumed_pods != 0) return false;
+        const auto bound = BoundPerGang(cluster);
+        for (const auto& [name, size] : size_of) {
+          auto group = GetGroup(cluster, name);
+          const kube::Condition* c = group ? Scheduled(*group) : nullptr;
+          const int n = bound.contains(name) ? bound.at(name).count : 0;
+          if (c == nullptr || (c->status == "True") != (n >= size)) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(120)));
   for (const std::string& p : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << p;
   const auto bound = BoundPerGang(cluster);
   int placed = 0;
@@ -245,13 +251,17 @@ TEST(TopologyIntegration, ElasticReplicasBindTheMinimumAndReportPerSubGroup) {
     sub_groups += std::string(r > 0 ? "," : "") + R"({"name":"prefill-)" + std::to_string(r) +
                   R"(","minMember":8,"topologyConstraint":{"requiredTopologyLevel":"rack"}})";
   }
-  cluster.Create(kCopsePodGroups, "default",
-                 GroupJson("prefill", R"({"minMember":24,"minSubGroup":3,"topologyConstraint":{"topology":"dc"},"subGroups":[)" +
-                                          sub_groups + "]}"));
+  cluster.Create(
+      kCopsePodGroups, "default",
+      GroupJson(
+          "prefill",
+          R"({"minMember":24,"minSubGroup":3,"topologyConstraint":{"topology":"dc"},"subGroups":[)" +
+              sub_groups + "]}"));
   for (int r = 0; r < 4; ++r) {
     const std::string sg = "prefill-" + std::to_string(r);
     for (int i = 0; i < 8; ++i) {
-      cluster.Create(kPods, "default", PodJson(Member("prefill", sg + "-" + std::to_string(i), "1", sg)));
+      cluster.Create(kPods, "default",
+                     PodJson(Member("prefill", sg + "-" + std::to_string(i), "1", sg)));
     }
   }
   ASSERT_TRUE(WaitUntil([&] {
@@ -293,15 +303,19 @@ TEST(TopologyIntegration, ValidationErrorsNameTheField) {
   InstallCopseCrds(cluster);
   AddTopologyNodes(cluster, 1, 1, 1, 2, "8");
   cluster.StartScheduler();
-  cluster.Create(kCopsePodGroups, "default",
-                 GroupJson("bad", R"({"minMember":2,"minSubGroup":3,"subGroups":[{"name":"a","minMember":1},{"name":"b","minMember":1}]})"));
+  cluster.Create(
+      kCopsePodGroups, "default",
+      GroupJson(
+          "bad",
+          R"({"minMember":2,"minSubGroup":3,"subGroups":[{"name":"a","minMember":1},{"name":"b","minMember":1}]})"));
   cluster.Create(kPods, "default", PodJson(Member("bad", "bad-a", "1", "a")));
   cluster.Create(kPods, "default", PodJson(Member("bad", "bad-b", "1", "b")));
   const std::string why =
       "scheduling.copse.dev/v1alpha1 PodGroup default/bad is invalid: spec.minSubGroup: Invalid "
       "value: 3: must be <= 2 (the number of direct child subgroups)";
   ASSERT_TRUE(WaitUntil([&] {
-    return FailedSchedulingSays(cluster, "bad-a", why) && FailedSchedulingSays(cluster, "bad-b", why);
+    return FailedSchedulingSays(cluster, "bad-a", why) &&
+           FailedSchedulingSays(cluster, "bad-b", why);
   }));
   auto pod = cluster.GetPod("default", "bad-a");
   ASSERT_NE(PodScheduledCondition(*pod), nullptr);
@@ -322,8 +336,11 @@ TEST(TopologyIntegration, GroupWaitsForItsTopologyAndWarnsAboutConsistency) {
   InstallCopseCrds(cluster);
   AddTopologyNodes(cluster, 1, 1, 2, 2, "4");
   cluster.StartScheduler();
-  cluster.Create(kCopsePodGroups, "default",
-                 GroupJson("later", R"({"minMember":4,"topologyConstraint":{"topology":"dc2","requiredTopologyLevel":"rack"}})"));
+  cluster.Create(
+      kCopsePodGroups, "default",
+      GroupJson(
+          "later",
+          R"({"minMember":4,"topologyConstraint":{"topology":"dc2","requiredTopologyLevel":"rack"}})"));
   for (int i = 0; i < 4; ++i) {
     cluster.Create(kPods, "default", PodJson(Member("later", "later-" + std::to_string(i), "1")));
   }
@@ -345,11 +362,16 @@ TEST(TopologyIntegration, GroupWaitsForItsTopologyAndWarnsAboutConsistency) {
 
   // minMember 6 is more than the 4 its two required subgroups need: legal
   // (spare pods make it up), with a Warning event.
-  cluster.Create(kCopsePodGroups, "default",
-                 GroupJson("odd", R"({"minMember":6,"subGroups":[{"name":"x","minMember":2},{"name":"y","minMember":2}]})"));
+  cluster.Create(
+      kCopsePodGroups, "default",
+      GroupJson(
+          "odd",
+          R"({"minMember":6,"subGroups":[{"name":"x","minMember":2},{"name":"y","minMember":2}]})"));
   for (int i = 0; i < 3; ++i) {
-    cluster.Create(kPods, "default", PodJson(Member("odd", "odd-x-" + std::to_string(i), "500m", "x")));
-    cluster.Create(kPods, "default", PodJson(Member("odd", "odd-y-" + std::to_string(i), "500m", "y")));
+    cluster.Create(kPods, "default",
+                   PodJson(Member("odd", "odd-x-" + std::to_string(i), "500m", "x")));
+    cluster.Create(kPods, "default",
+                   PodJson(Member("odd", "odd-y-" + std::to_string(i), "500m", "y")));
   }
   ASSERT_TRUE(WaitUntil([&] {
     auto events = GroupEvents(cluster, "odd");

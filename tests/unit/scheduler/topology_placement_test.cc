@@ -7,6 +7,8 @@
 // exact solver on 200 small random instances and stranded GPUs against a
 // first-fit baseline.
 
+#include "scheduler/topology_placement.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,7 +24,6 @@
 #include "plugins/framework/framework.h"
 #include "plugins/node_resources_fit/fit.h"
 #include "scheduler/gang_preemption.h"
-#include "scheduler/topology_placement.h"
 #include "tests/unit/plugins/test_util.h"
 #include "topology/levels.h"
 
@@ -238,9 +239,11 @@ TEST(TopologyPlacement, PacksARequiredRackTightestFirst) {
   // rack-1-1-2 already has 10 of its 16 cpu used: 6 left, the tightest
   // rack that still holds a 6-cpu gang.
   NodeInfo& busy = cluster.node("n-1-1-2-1");
-  busy.AddPod(PodBuilder("old").Requests(cluster.names, {{"cpu", "6"}}).NodeName("n-1-1-2-1").Obj());
-  cluster.node("n-1-1-2-2").AddPod(
-      PodBuilder("old2").Requests(cluster.names, {{"cpu", "4"}}).NodeName("n-1-1-2-2").Obj());
+  busy.AddPod(
+      PodBuilder("old").Requests(cluster.names, {{"cpu", "6"}}).NodeName("n-1-1-2-1").Obj());
+  cluster.node("n-1-1-2-2")
+      .AddPod(
+          PodBuilder("old2").Requests(cluster.names, {{"cpu", "4"}}).NodeName("n-1-1-2-2").Obj());
   Snapshot& snapshot = cluster.Sync();
   Runner runner;
   GangSpec spec = Gang("g", 6);
@@ -270,10 +273,16 @@ TEST(TopologyPlacement, ShortfallNamesTheBestRackAndTheResource) {
   TopoCluster cluster;
   cluster.Build(1, 1, 2, 2, {{"cpu", "32"}, {"nvidia.com/gpu", "4"}, {"pods", "110"}});
   // rack-1-1-1 has 6 GPUs free, rack-1-1-2 has 5: an 8-GPU gang fits neither.
-  cluster.node("n-1-1-1-1").AddPod(
-      PodBuilder("a").Requests(cluster.names, {{"nvidia.com/gpu", "2"}}).NodeName("n-1-1-1-1").Obj());
-  cluster.node("n-1-1-2-1").AddPod(
-      PodBuilder("b").Requests(cluster.names, {{"nvidia.com/gpu", "3"}}).NodeName("n-1-1-2-1").Obj());
+  cluster.node("n-1-1-1-1")
+      .AddPod(PodBuilder("a")
+                  .Requests(cluster.names, {{"nvidia.com/gpu", "2"}})
+                  .NodeName("n-1-1-1-1")
+                  .Obj());
+  cluster.node("n-1-1-2-1")
+      .AddPod(PodBuilder("b")
+                  .Requests(cluster.names, {{"nvidia.com/gpu", "3"}})
+                  .NodeName("n-1-1-2-1")
+                  .Obj());
   Snapshot& snapshot = cluster.Sync();
   const uint64_t generation = snapshot.generation(0);
   Runner runner;
@@ -285,9 +294,11 @@ TEST(TopologyPlacement, ShortfallNamesTheBestRackAndTheResource) {
   EXPECT_FALSE(p.placement.satisfied);
   EXPECT_TRUE(p.placement.placed.empty());
   EXPECT_EQ(p.placement.unplaced.size(), 8u);
-  EXPECT_EQ(p.placement.failure, "best rack rack-1-1-1 fits 6/8 pods: 2 Insufficient nvidia.com/gpu");
+  EXPECT_EQ(p.placement.failure,
+            "best rack rack-1-1-1 fits 6/8 pods: 2 Insufficient nvidia.com/gpu");
   EXPECT_EQ(snapshot.generation(0), generation) << "nothing was left on the snapshot";
-  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) EXPECT_EQ(snapshot.pod_count(n), n % 2 == 0 ? 1u : 0u);
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n)
+    EXPECT_EQ(snapshot.pod_count(n), n % 2 == 0 ? 1u : 0u);
 }
 
 TEST(TopologyPlacement, HierarchyBlockRequiredRackPerSubGroup) {
@@ -342,10 +353,10 @@ TEST(TopologyPlacement, PreferredLevelGathersInTheMostFreeRack) {
   TopoCluster cluster;
   cluster.Build(1, 1, 3, 2, {{"cpu", "4"}, {"pods", "110"}});
   // rack-1-1-3 is the emptiest (8 cpu), rack-1-1-1 has 5, rack-1-1-2 has 6.
-  cluster.node("n-1-1-1-1").AddPod(
-      PodBuilder("a").Requests(cluster.names, {{"cpu", "3"}}).NodeName("n-1-1-1-1").Obj());
-  cluster.node("n-1-1-2-1").AddPod(
-      PodBuilder("b").Requests(cluster.names, {{"cpu", "2"}}).NodeName("n-1-1-2-1").Obj());
+  cluster.node("n-1-1-1-1")
+      .AddPod(PodBuilder("a").Requests(cluster.names, {{"cpu", "3"}}).NodeName("n-1-1-1-1").Obj());
+  cluster.node("n-1-1-2-1")
+      .AddPod(PodBuilder("b").Requests(cluster.names, {{"cpu", "2"}}).NodeName("n-1-1-2-1").Obj());
   Snapshot& snapshot = cluster.Sync();
   Runner runner;
   GangSpec spec = Gang("g", 5);
@@ -388,7 +399,8 @@ TEST(TopologyPlacement, ElasticReplicasMinSubGroupThreeOfFour) {
   for (int r = 0; r < 4; ++r) {
     const std::string name = "prefill-" + std::to_string(r);
     spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
-    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name)) members.push_back(p);
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name))
+      members.push_back(p);
   }
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
   ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
@@ -420,7 +432,8 @@ TEST(TopologyPlacement, OptionalReplicaPlacedWhenItFits) {
   for (int r = 0; r < 4; ++r) {
     const std::string name = "prefill-" + std::to_string(r);
     spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
-    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name)) members.push_back(p);
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name))
+      members.push_back(p);
   }
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
   ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
@@ -442,7 +455,8 @@ TEST(TopologyPlacement, RequiredChildThatDoesNotFitFailsTheGangAndLeavesNothing)
   for (int r = 0; r < 4; ++r) {
     const std::string name = "prefill-" + std::to_string(r);
     spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
-    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name)) members.push_back(p);
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name))
+      members.push_back(p);
   }
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
   EXPECT_FALSE(p.placement.satisfied);
@@ -468,8 +482,10 @@ TEST(TopologyPlacement, Spec002LeaderWorkerSet) {
     spec.sub_groups.push_back(Sub(group, 6, "", 2));
     spec.sub_groups.push_back(Sub(group + "-leader", 1, group));
     spec.sub_groups.push_back(Sub(group + "-workers", 5, group));
-    for (const PodPtr& p : Members(cluster.names, "lws", 1, {{"cpu", "1"}}, group + "-leader")) members.push_back(p);
-    for (const PodPtr& p : Members(cluster.names, "lws", 5, {{"cpu", "1"}}, group + "-workers")) members.push_back(p);
+    for (const PodPtr& p : Members(cluster.names, "lws", 1, {{"cpu", "1"}}, group + "-leader"))
+      members.push_back(p);
+    for (const PodPtr& p : Members(cluster.names, "lws", 5, {{"cpu", "1"}}, group + "-workers"))
+      members.push_back(p);
   }
   ASSERT_TRUE(ValidateGangSpec(spec).ok()) << ValidateGangSpec(spec).error().message;
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
@@ -477,7 +493,8 @@ TEST(TopologyPlacement, Spec002LeaderWorkerSet) {
   EXPECT_EQ(p.placement.placed.size(), 18u);
   std::map<std::string, int> per_group;
   for (const MemberPlacement& m : p.placement.placed) ++per_group[m.pod->sub_group.substr(0, 7)];
-  EXPECT_EQ(per_group, (std::map<std::string, int>{{"group-0", 6}, {"group-1", 6}, {"group-2", 6}}));
+  EXPECT_EQ(per_group,
+            (std::map<std::string, int>{{"group-0", 6}, {"group-1", 6}, {"group-2", 6}}));
   ExpectWithinAllocatable(snapshot);
 }
 
@@ -497,12 +514,14 @@ TEST(TopologyPlacement, Spec002DisaggregatedInference) {
   for (int r = 0; r < 4; ++r) {
     const std::string name = "prefill-" + std::to_string(r);
     spec.sub_groups.push_back(Sub(name, 8, "prefill", std::nullopt, "rack"));
-    for (const PodPtr& p : Members(cluster.names, "dynamo", 8, {{"cpu", "1"}}, name)) members.push_back(p);
+    for (const PodPtr& p : Members(cluster.names, "dynamo", 8, {{"cpu", "1"}}, name))
+      members.push_back(p);
   }
   for (int r = 0; r < 2; ++r) {
     const std::string name = "decode-" + std::to_string(r);
     spec.sub_groups.push_back(Sub(name, 4, "decode", std::nullopt, "rack"));
-    for (const PodPtr& p : Members(cluster.names, "dynamo", 4, {{"cpu", "1"}}, name)) members.push_back(p);
+    for (const PodPtr& p : Members(cluster.names, "dynamo", 4, {{"cpu", "1"}}, name))
+      members.push_back(p);
   }
   ASSERT_TRUE(ValidateGangSpec(spec).ok()) << ValidateGangSpec(spec).error().message;
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
@@ -553,10 +572,12 @@ TEST(TopologyPlacement, Spec002LeaderAndWorkers) {
   Runner runner;
   GangSpec spec = Gang("job", 9);
   spec.min_sub_group = 3;
-  spec.sub_groups = {Sub("leader", 1), Sub("workers-0", 4), Sub("workers-1", 4), Sub("workers-2", 4)};
+  spec.sub_groups = {Sub("leader", 1), Sub("workers-0", 4), Sub("workers-1", 4),
+                     Sub("workers-2", 4)};
   std::vector<PodPtr> members = Members(cluster.names, "job", 1, {{"cpu", "1"}}, "leader");
   for (int w = 0; w < 3; ++w) {
-    for (const PodPtr& p : Members(cluster.names, "job", 4, {{"cpu", "1"}}, "workers-" + std::to_string(w))) {
+    for (const PodPtr& p :
+         Members(cluster.names, "job", 4, {{"cpu", "1"}}, "workers-" + std::to_string(w))) {
       members.push_back(p);
     }
   }
@@ -615,7 +636,8 @@ TEST(TopologyPlacement, MembersAlreadyBoundPinTheRack) {
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
   ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
   EXPECT_EQ(p.domain, "rack rack-1-1-3");
-  for (const MemberPlacement& m : p.placement.placed) EXPECT_EQ(cluster.LabelOf(m.node, kRack), "rack-1-1-3");
+  for (const MemberPlacement& m : p.placement.placed)
+    EXPECT_EQ(cluster.LabelOf(m.node, kRack), "rack-1-1-3");
 }
 
 TEST(TopologyPlacement, BareTopologyKeyOfAWorkloadPodGroup) {
@@ -748,8 +770,9 @@ TEST(TopologyPlacementQuality, AtLeast95PercentOfTheExactOptimum) {
       GangSpec spec = Gang(name, gangs[g].pods);
       spec.topology_constraint.topology = "dc";
       spec.topology_constraint.required_level = "rack";
-      auto members = Members(cluster.names, name, gangs[g].pods,
-                             {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gangs[g].gpu).c_str()}});
+      auto members =
+          Members(cluster.names, name, gangs[g].pods,
+                  {{"cpu", "1"}, {"nvidia.com/gpu", std::to_string(gangs[g].gpu).c_str()}});
       TopologyGangPlacement p = runner.Place(snapshot, members, spec);
       if (!p.placement.satisfied) {
         EXPECT_TRUE(p.placement.placed.empty()) << "instance " << instance << " gang " << g;
@@ -757,7 +780,8 @@ TEST(TopologyPlacementQuality, AtLeast95PercentOfTheExactOptimum) {
       }
       ++placed;
       std::set<std::string> used;
-      for (const MemberPlacement& m : p.placement.placed) used.insert(cluster.LabelOf(m.node, kRack));
+      for (const MemberPlacement& m : p.placement.placed)
+        used.insert(cluster.LabelOf(m.node, kRack));
       EXPECT_EQ(used.size(), 1u) << "instance " << instance << " gang " << g;
       EXPECT_EQ(p.placement.placed.size(), static_cast<size_t>(gangs[g].pods));
     }
@@ -770,8 +794,8 @@ TEST(TopologyPlacementQuality, AtLeast95PercentOfTheExactOptimum) {
   }
   const double ratio = static_cast<double>(copse_total) / exact_total;
   std::cout << "[ quality ] copse placed " << copse_total << " gangs, the exact optimum "
-            << exact_total << " (" << ratio * 100 << "%); below the optimum in "
-            << instances_below << "/200 instances\n";
+            << exact_total << " (" << ratio * 100 << "%); below the optimum in " << instances_below
+            << "/200 instances\n";
   RecordProperty("copse_gangs", copse_total);
   RecordProperty("exact_gangs", exact_total);
   EXPECT_GE(ratio, 0.95);
@@ -824,7 +848,8 @@ TEST(TopologyPlacementQuality, StrandsFewerGpusThanFirstFit) {
       GangSpec spec = Gang(name, sizes[g]);
       spec.topology_constraint.topology = "dc";
       spec.topology_constraint.required_level = "rack";
-      auto members = Members(cluster.names, name, sizes[g], {{"cpu", "100m"}, {"nvidia.com/gpu", "1"}});
+      auto members =
+          Members(cluster.names, name, sizes[g], {{"cpu", "100m"}, {"nvidia.com/gpu", "1"}});
       TopologyGangPlacement p = runner.Place(snapshot, members, spec);
       if (!p.placement.satisfied) {
         EXPECT_TRUE(p.placement.placed.empty());
@@ -910,8 +935,8 @@ TEST(TopologyPlacement, GangPreemptionFindsVictimsInsideOneRack) {
         .placement;
   };
   GangPreemption gp = SelectGangVictims(
-      *runner.fw, snapshot, members, po, [](const PodInfo&) { return std::nullopt; },
-      runner.random, runner.workspace, place);
+      *runner.fw, snapshot, members, po, [](const PodInfo&) { return std::nullopt; }, runner.random,
+      runner.workspace, place);
   ASSERT_TRUE(gp.found) << gp.message;
   ASSERT_EQ(gp.victims.size(), 2u);
   ASSERT_EQ(gp.placement.size(), 4u);
@@ -1008,8 +1033,9 @@ namespace {
 TEST(TopologyPlacement, BasicGroupFillsTheRackHoldingMost) {
   TopoCluster cluster;
   cluster.Build(1, 1, 2, 1, {{"cpu", "5"}, {"pods", "110"}});
-  cluster.node("n-1-1-1-1").AddPod(
-      PodBuilder("old").Requests(cluster.names, {{"cpu", "2"}}).NodeName("n-1-1-1-1").Obj());
+  cluster.node("n-1-1-1-1")
+      .AddPod(
+          PodBuilder("old").Requests(cluster.names, {{"cpu", "2"}}).NodeName("n-1-1-1-1").Obj());
   Snapshot& snapshot = cluster.Sync();
   Runner runner;
   GangSpec spec = Gang("b", 0);
@@ -1021,7 +1047,8 @@ TEST(TopologyPlacement, BasicGroupFillsTheRackHoldingMost) {
   EXPECT_TRUE(p.placement.satisfied) << p.placement.failure;
   EXPECT_EQ(p.placement.placed.size(), 5u);
   EXPECT_EQ(p.placement.unplaced.size(), 1u);
-  for (const MemberPlacement& m : p.placement.placed) EXPECT_EQ(cluster.LabelOf(m.node, kRack), "rack-1-1-2");
+  for (const MemberPlacement& m : p.placement.placed)
+    EXPECT_EQ(cluster.LabelOf(m.node, kRack), "rack-1-1-2");
 }
 
 }  // namespace
