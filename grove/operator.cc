@@ -38,6 +38,8 @@ struct Operator::Impl {
   std::unique_ptr<backend::BackendManager> backends;
   runtime::Expectations expectations;
   runtime::GangSyncTracker synced;
+  runtime::DefaultedCache defaulted;
+  std::atomic<uint64_t> topology_generation{0};
   runtime::Context context;
 
   std::unique_ptr<podcliqueset::Reconciler> pcs_reconciler;
@@ -69,11 +71,48 @@ struct Operator::Impl {
     }
   }
 
+  // Pod events reach the PodCliqueSet controller coalesced: one pass per
+  // burst instead of one per pod transition.
+  static constexpr std::chrono::milliseconds kPodBatch{20};
+
+  void EnqueuePcsCoalesced(const std::string& key) {
+    if (!key.empty()) pcs_controller->EnqueueCoalesced(key, kPodBatch);
+  }
+  void EnqueuePcsgCoalesced(const std::string& key) {
+    if (!key.empty()) pcsg_controller->EnqueueCoalesced(key, kPodBatch);
+  }
+  void EnqueuePclqCoalesced(const std::string& key) {
+    if (!key.empty()) pclq_controller->EnqueueCoalesced(key, kPodBatch);
+  }
+
+  // The metadata a controller's desired state depends on (not resourceVersion).
+  static bool SameMeta(const kube::ObjectMeta& a, const kube::ObjectMeta& b) {
+    return a.uid == b.uid && a.generation == b.generation && a.labels == b.labels &&
+           a.annotations == b.annotations &&
+           a.deletion_timestamp.has_value() == b.deletion_timestamp.has_value();
+  }
+
+  // Whether a pod update changes anything grove looks at.
+  static bool PodChanged(const kube::Pod& a, const kube::Pod& b) {
+    return a.meta.labels != b.meta.labels || a.spec.node_name != b.spec.node_name ||
+           a.spec.scheduling_gates != b.spec.scheduling_gates ||
+           a.meta.deletion_timestamp.has_value() != b.meta.deletion_timestamp.has_value() ||
+           a.status.phase != b.status.phase || runtime::IsPodReady(a) != runtime::IsPodReady(b);
+  }
+
   void RegisterHandlers() {
+    // Status-only updates are our own writes: they change nothing a
+    // controller's desired state depends on, so they are not re-enqueued.
     using Pcs = std::shared_ptr<const api::PodCliqueSet>;
-    caches->pcs.AddEventHandler([this](const Pcs& o) { EnqueuePcs(ObjKey(o->meta)); },
-                                [this](const Pcs&, const Pcs& n) { EnqueuePcs(ObjKey(n->meta)); },
-                                [this](const Pcs& o) { EnqueuePcs(ObjKey(o->meta)); });
+    caches->pcs.AddEventHandler(
+        [this](const Pcs& o) { EnqueuePcs(ObjKey(o->meta)); },
+        [this](const Pcs& old, const Pcs& n) {
+          if (!SameMeta(old->meta, n->meta)) EnqueuePcs(ObjKey(n->meta));
+        },
+        [this](const Pcs& o) {
+          defaulted.Forget(ObjKey(o->meta));
+          EnqueuePcs(ObjKey(o->meta));
+        });
 
     using Pclq = std::shared_ptr<const api::PodClique>;
     auto on_pclq = [this](const Pclq& o) {
@@ -81,16 +120,33 @@ struct Operator::Impl {
       EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
       EnqueuePcsg(LabelKey(o->meta, api::kLabelPcsg));
     };
-    caches->pclq.AddEventHandler(on_pclq, [on_pclq](const Pclq&, const Pclq& n) { on_pclq(n); },
-                                 on_pclq);
+    caches->pclq.AddEventHandler(
+        on_pclq,
+        [this](const Pclq& old, const Pclq& n) {
+          bool meta_changed = !SameMeta(old->meta, n->meta);
+          if (meta_changed) EnqueuePclq(ObjKey(n->meta));
+          if (meta_changed || !(old->status == n->status)) {
+            EnqueuePcsCoalesced(LabelKey(n->meta, api::kLabelPartOf));
+            EnqueuePcsgCoalesced(LabelKey(n->meta, api::kLabelPcsg));
+          }
+        },
+        on_pclq);
 
     using Pcsg = std::shared_ptr<const api::PodCliqueScalingGroup>;
     auto on_pcsg = [this](const Pcsg& o) {
       EnqueuePcsg(ObjKey(o->meta));
       EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
     };
-    caches->pcsg.AddEventHandler(on_pcsg, [on_pcsg](const Pcsg&, const Pcsg& n) { on_pcsg(n); },
-                                 on_pcsg);
+    caches->pcsg.AddEventHandler(
+        on_pcsg,
+        [this](const Pcsg& old, const Pcsg& n) {
+          bool meta_changed = !SameMeta(old->meta, n->meta);
+          if (meta_changed) EnqueuePcsg(ObjKey(n->meta));
+          if (meta_changed || !(old->status == n->status)) {
+            EnqueuePcsCoalesced(LabelKey(n->meta, api::kLabelPartOf));
+          }
+        },
+        on_pcsg);
 
     using Gang = std::shared_ptr<const api::PodGang>;
     caches->podgang.AddEventHandler(
@@ -100,15 +156,12 @@ struct Operator::Impl {
           EnqueueGangCliques(*o);
         },
         [this](const Gang& old, const Gang& n) {
+          bool spec_changed = old->meta.generation != n->meta.generation ||
+                              old->meta.uid != n->meta.uid;
           // The backend controller ignores status-only updates (GREP-375).
-          if (old->meta.generation != n->meta.generation || old->meta.uid != n->meta.uid) {
-            gang_controller->Enqueue(ObjKey(n->meta));
-          }
-          EnqueuePcs(LabelKey(n->meta, api::kLabelPartOf));
-          if (old->IsInitialized() != n->IsInitialized() ||
-              old->meta.generation != n->meta.generation) {
-            EnqueueGangCliques(*n);
-          }
+          if (spec_changed) gang_controller->Enqueue(ObjKey(n->meta));
+          if (!SameMeta(old->meta, n->meta)) EnqueuePcs(LabelKey(n->meta, api::kLabelPartOf));
+          if (old->IsInitialized() != n->IsInitialized() || spec_changed) EnqueueGangCliques(*n);
         },
         [this](const Gang& o) {
           gang_reconciler->RecordDeleted(o);
@@ -123,30 +176,40 @@ struct Operator::Impl {
           std::string pclq = LabelKey(o->meta, api::kLabelPodClique);
           if (!pclq.empty()) expectations.CreationObserved(pclq);
           EnqueuePclq(pclq);
-          EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
+          EnqueuePcsCoalesced(LabelKey(o->meta, api::kLabelPartOf));
         },
         [this](const Pod& old, const Pod& n) {
           std::string pclq = LabelKey(n->meta, api::kLabelPodClique);
           if (!old->meta.deletion_timestamp && n->meta.deletion_timestamp && !pclq.empty()) {
             expectations.DeletionObserved(pclq);
           }
-          EnqueuePclq(pclq);
-          EnqueuePcs(LabelKey(n->meta, api::kLabelPartOf));
+          if (!PodChanged(*old, *n)) return;
+          // Scheduling and readiness transitions come in bursts (a gang is
+          // bound at once): batch them into one pass per clique.
+          EnqueuePclqCoalesced(pclq);
+          EnqueuePcsCoalesced(LabelKey(n->meta, api::kLabelPartOf));
         },
         [this](const Pod& o) {
           std::string pclq = LabelKey(o->meta, api::kLabelPodClique);
           if (!o->meta.deletion_timestamp && !pclq.empty()) expectations.DeletionObserved(pclq);
           EnqueuePclq(pclq);
-          EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf));
+          EnqueuePcsCoalesced(LabelKey(o->meta, api::kLabelPartOf));
         });
 
     using Svc = std::shared_ptr<const kube::Service>;
     auto on_svc = [this](const Svc& o) { EnqueuePcs(LabelKey(o->meta, api::kLabelPartOf)); };
-    caches->services.AddEventHandler(on_svc, [on_svc](const Svc&, const Svc& n) { on_svc(n); },
-                                     on_svc);
+    caches->services.AddEventHandler(
+        on_svc,
+        [this](const Svc& old, const Svc& n) {
+          if (!(old->spec == n->spec) || !SameMeta(old->meta, n->meta)) {
+            EnqueuePcs(LabelKey(n->meta, api::kLabelPartOf));
+          }
+        },
+        on_svc);
 
     using Ctb = std::shared_ptr<const api::ClusterTopologyBinding>;
     auto on_ctb = [this](const Ctb&) {
+      topology_generation.fetch_add(1);
       for (const auto& pcs : caches->pcs.List()) EnqueuePcs(ObjKey(pcs->meta));
     };
     caches->topologies.AddEventHandler(on_ctb, [on_ctb](const Ctb&, const Ctb& n) { on_ctb(n); },
@@ -217,6 +280,8 @@ Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> 
   ctx.backends = d->backends.get();
   ctx.expectations = &d->expectations;
   ctx.synced = &d->synced;
+  ctx.defaulted = &d->defaulted;
+  ctx.topology_generation = &d->topology_generation;
   ctx.initc_image = options.initc_image;
   ctx.validation = d->MakeValidationContext();
   ctx.enqueue_pcs = [d](const std::string& key) { d->EnqueuePcs(key); };

@@ -54,8 +54,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     ctx_.expectations->Forget(key);
     return ReconcileResult::Done();
   }
-  auto pcs = runtime::OwningPodCliqueSet(*ctx_.caches, pclq->meta);
-  if (!pcs.has_value()) return ReconcileResult::Done();
+  auto pcs = runtime::OwningPodCliqueSet(*ctx_.caches, *ctx_.defaulted, pclq->meta);
+  if (pcs == nullptr) return ReconcileResult::Done();
   if (!ctx_.expectations->Satisfied(key)) {
     // Our own creations/deletions are not in the cache yet; their events
     // requeue this key. The delayed requeue only guards against lost events.
@@ -199,11 +199,20 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     for (const auto& [index, pod] : by_index) {
       if (!runtime::HasSchedulingGate(*pod, api::kPodGangSchedulingGate)) continue;
       if (!base_ok || !refs.count(pod->meta.name)) continue;
-      kube::Pod next = *pod;
-      auto& gates = next.spec.scheduling_gates;
-      gates.erase(std::remove(gates.begin(), gates.end(), std::string(api::kPodGangSchedulingGate)),
-                  gates.end());
-      calls.push_back(client.Update(kube::resources::kPods, ns, pod->meta.name, next.Encode()));
+      if (pod->spec.scheduling_gates.size() == 1) {
+        // Ours is the only gate: a small merge patch (conditional on the
+        // resourceVersion) instead of re-encoding the whole pod.
+        std::string patch = R"({"metadata":{"resourceVersion":")" + pod->meta.resource_version +
+                            R"("},"spec":{"schedulingGates":null}})";
+        calls.push_back(client.Patch(kube::resources::kPods, ns, pod->meta.name,
+                                     kube::PatchType::kMerge, std::move(patch)));
+      } else {
+        kube::Pod next = *pod;
+        auto& gates = next.spec.scheduling_gates;
+        gates.erase(std::remove(gates.begin(), gates.end(), std::string(api::kPodGangSchedulingGate)),
+                    gates.end());
+        calls.push_back(client.Update(kube::resources::kPods, ns, pod->meta.name, next.Encode()));
+      }
       ++gated_now;
     }
     if (!calls.empty()) {
@@ -269,7 +278,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     api::PodClique updated_pclq = *pclq;
     updated_pclq.status = std::move(status);
     Result<std::string> r = Await(client, client.UpdateStatus(api::resources::kPodCliques, ns,
-                                                              pclq->meta.name, updated_pclq.Encode()));
+                                                              pclq->meta.name,
+                                                              runtime::StatusBody(updated_pclq)));
     if (!r.ok() && r.error().code != ErrorCode::kNotFound) record(r.error());
   }
   if (!first_error.ok()) return ReconcileResult::Failed(first_error.error());

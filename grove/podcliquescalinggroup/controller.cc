@@ -30,8 +30,8 @@ bool ConditionIs(const std::vector<kube::Condition>& conditions, std::string_vie
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   auto pcsg = ctx_.caches->pcsg.Get(key);
   if (pcsg == nullptr || runtime::IsTerminating(pcsg->meta)) return ReconcileResult::Done();
-  auto pcs = runtime::OwningPodCliqueSet(*ctx_.caches, pcsg->meta);
-  if (!pcs.has_value()) return ReconcileResult::Done();
+  auto pcs = runtime::OwningPodCliqueSet(*ctx_.caches, *ctx_.defaulted, pcsg->meta);
+  if (pcs == nullptr) return ReconcileResult::Done();
   const std::string& ns = pcsg->meta.namespace_;
   int pcs_replica = runtime::IntLabel(pcsg->meta, api::kLabelPcsReplicaIndex);
   const api::PodCliqueScalingGroupConfig* config = nullptr;
@@ -191,7 +191,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     next.status = std::move(status);
     Result<std::string> result = Await(
         client, client.UpdateStatus(api::resources::kPodCliqueScalingGroups, ns, next.meta.name,
-                                    next.Encode()));
+                                    runtime::StatusBody(next)));
     if (!result.ok() && result.error().code != ErrorCode::kNotFound) record(result.error());
   }
   if (!first_error.ok()) return ReconcileResult::Failed(first_error.error());

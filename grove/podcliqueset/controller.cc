@@ -42,31 +42,50 @@ kube::Condition MakeCondition(std::string_view type, std::string_view status,
 class Pass {
  public:
   Pass(runtime::Context& ctx, std::shared_ptr<const api::PodCliqueSet> raw)
-      : ctx_(ctx), client_(*ctx.client), raw_(std::move(raw)), pcs_(api::Defaulted(*raw_)) {
+      : ctx_(ctx),
+        client_(*ctx.client),
+        raw_(std::move(raw)),
+        pcs_ptr_(ctx.defaulted->Get(raw_)),
+        pcs_(*pcs_ptr_) {
     ns_ = pcs_.meta.namespace_;
   }
 
-  ReconcileResult Run() {
+  // Admission of this generation (defaulting, validation, the backend's
+  // check); invalid objects are left alone (the webhook normally keeps them out).
+  Reconciler::Admitted Admit() const {
+    Reconciler::Admitted out;
+    out.uid = raw_->meta.uid;
+    out.generation = raw_->meta.generation;
+    out.labels = raw_->meta.labels;
+    out.topology_generation = ctx_.topology_generation->load();
     auto errors = api::ValidatePodCliqueSet(pcs_, ctx_.validation);
     if (!errors.empty()) {
       runtime::Log(0, kLog, api::ToError(errors, "PodCliqueSet.grove.io", pcs_.meta.name).message);
-      return ReconcileResult::Done();
+      return out;
     }
     std::string scheduler =
         api::ResolvedSchedulerName(pcs_, ctx_.backends->GetDefault().SchedulerName());
-    backend_ = ctx_.backends->ForSchedulerName(scheduler);
-    if (backend_ == nullptr) {
+    out.backend = ctx_.backends->ForSchedulerName(scheduler);
+    if (out.backend == nullptr) {
       runtime::Log(0, kLog, Key() + ": no enabled scheduler backend for schedulerName \"" +
                                 scheduler + "\"");
-      return ReconcileResult::Done();
+      return out;
     }
-    auto admission = backend_->ValidatePodCliqueSet(pcs_);
+    auto admission = out.backend->ValidatePodCliqueSet(pcs_);
     if (!admission.ok()) {
-      runtime::Log(0, kLog, Key() + ": rejected by " + std::string(backend_->Name()) + ": " +
+      runtime::Log(0, kLog, Key() + ": rejected by " + std::string(out.backend->Name()) + ": " +
                                 admission.error().message);
-      return ReconcileResult::Done();
+      return out;
     }
-    ignored_ = admission->ignored;
+    out.ignored = admission->ignored;
+    out.ok = true;
+    return out;
+  }
+
+  ReconcileResult Run(const Reconciler::Admitted& admitted) {
+    if (!admitted.ok) return ReconcileResult::Done();
+    backend_ = admitted.backend;
+    ignored_ = admitted.ignored;
     if (std::string topology = components::TopologyName(pcs_); !topology.empty()) {
       binding_ = ctx_.caches->topologies.Get(topology);
     }
@@ -313,7 +332,7 @@ class Pass {
                                           api::kReasonPodsPending,
                                           "Not all constituent pods have been created yet"),
                             ctx_.Now());
-      return UpdateStatusOf(api::resources::kPodGangs, name, created->Encode());
+      return UpdateStatusOf(api::resources::kPodGangs, name, runtime::StatusBody(*created));
     }
     if (runtime::IsTerminating(cached->meta) || !OwnedByMe(cached->meta)) return Status::Ok();
 
@@ -427,7 +446,7 @@ class Pass {
     }
     if (status == gang.status) return Status::Ok();
     gang.status = std::move(status);
-    return UpdateStatusOf(api::resources::kPodGangs, name, gang.Encode());
+    return UpdateStatusOf(api::resources::kPodGangs, name, runtime::StatusBody(gang));
   }
 
   // Writes Initialized=<status>/<reason> now (a separate status update, so
@@ -442,7 +461,7 @@ class Pass {
       return Status::Ok();
     }
     std::string body;
-    if (Status s = UpdateStatusOf(api::resources::kPodGangs, gang.meta.name, next.Encode(), &body);
+    if (Status s = UpdateStatusOf(api::resources::kPodGangs, gang.meta.name, runtime::StatusBody(next), &body);
         !s.ok()) {
       return s;
     }
@@ -591,7 +610,7 @@ class Pass {
     if (status == raw_->status) return Status::Ok();
     api::PodCliqueSet next = *raw_;
     next.status = std::move(status);
-    Status s = UpdateStatusOf(api::resources::kPodCliqueSets, next.meta.name, next.Encode());
+    Status s = UpdateStatusOf(api::resources::kPodCliqueSets, next.meta.name, runtime::StatusBody(next));
     if (!s.ok() && s.error().code == ErrorCode::kNotFound) return Status::Ok();
     return s;
   }
@@ -599,7 +618,8 @@ class Pass {
   runtime::Context& ctx_;
   kube::Client& client_;
   std::shared_ptr<const api::PodCliqueSet> raw_;
-  api::PodCliqueSet pcs_;
+  std::shared_ptr<const api::PodCliqueSet> pcs_ptr_;
+  const api::PodCliqueSet& pcs_;
   std::string ns_;
   backend::SchedulerBackend* backend_ = nullptr;
   std::vector<std::string> ignored_;
@@ -613,9 +633,31 @@ class Pass {
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   auto raw = ctx_.caches->pcs.Get(key);
-  if (raw == nullptr || runtime::IsTerminating(raw->meta)) return ReconcileResult::Done();
-  Pass pass(ctx_, std::move(raw));
-  return pass.Run();
+  if (raw == nullptr || runtime::IsTerminating(raw->meta)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    admitted_.erase(key);
+    return ReconcileResult::Done();
+  }
+  Pass pass(ctx_, raw);
+  Admitted admitted;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = admitted_.find(key);
+    if (it != admitted_.end() && it->second.uid == raw->meta.uid &&
+        it->second.generation == raw->meta.generation &&
+        it->second.topology_generation == ctx_.topology_generation->load() &&
+        it->second.labels == raw->meta.labels) {
+      admitted = it->second;
+      known = true;
+    }
+  }
+  if (!known) {
+    admitted = pass.Admit();
+    std::lock_guard<std::mutex> lock(mu_);
+    admitted_[key] = admitted;
+  }
+  return pass.Run(admitted);
 }
 
 }  // namespace copse::grove::podcliqueset

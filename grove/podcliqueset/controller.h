@@ -19,7 +19,10 @@
 //
 // Thread-safety: Reconcile may run concurrently for different keys.
 
+#include <map>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "grove/runtime/context.h"
 #include "grove/runtime/controller.h"
@@ -31,8 +34,23 @@ class Reconciler {
   explicit Reconciler(runtime::Context& context) : ctx_(context) {}
   runtime::ReconcileResult Reconcile(const std::string& key);
 
+  // The outcome of admission checks for one PodCliqueSet generation: they
+  // only change with the spec, the labels or the topology bindings, so they
+  // are remembered rather than recomputed on every pod event.
+  struct Admitted {
+    std::string uid;
+    int64_t generation = 0;
+    uint64_t topology_generation = 0;
+    Labels labels;
+    bool ok = false;
+    backend::SchedulerBackend* backend = nullptr;
+    std::vector<std::string> ignored;
+  };
+
  private:
   runtime::Context& ctx_;
+  std::mutex mu_;
+  std::map<std::string, Admitted> admitted_;
 };
 
 }  // namespace copse::grove::podcliqueset

@@ -7,6 +7,7 @@
 // Thread-safety: every member is thread-safe; the struct itself is immutable
 // after Operator::Start wires it.
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -38,6 +39,24 @@ class GangSyncTracker {
   std::map<std::string, std::pair<std::string, int64_t>> synced_;
 };
 
+// Defaulted PodCliqueSets, computed once per (uid, generation, labels,
+// annotations): every controller needs the defaulted object and copying a
+// PodCliqueSet with its pod templates on every reconcile is the hot path.
+class DefaultedCache {
+ public:
+  std::shared_ptr<const api::PodCliqueSet> Get(const std::shared_ptr<const api::PodCliqueSet>& raw);
+  void Forget(const std::string& key);
+
+ private:
+  struct Entry {
+    std::string uid;
+    int64_t generation = 0;
+    std::shared_ptr<const api::PodCliqueSet> defaulted;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> entries_;
+};
+
 struct Context {
   std::shared_ptr<kube::Client> client;
   std::shared_ptr<const Clock> clock;
@@ -45,6 +64,9 @@ struct Context {
   backend::BackendManager* backends = nullptr;
   Expectations* expectations = nullptr;  // pod creations/deletions per PodClique key
   GangSyncTracker* synced = nullptr;
+  DefaultedCache* defaulted = nullptr;
+  // Bumped on every ClusterTopologyBinding event (validation depends on them).
+  std::atomic<uint64_t>* topology_generation = nullptr;
   std::string initc_image;
   // Validation context built from the backends and the topology cache.
   api::ValidationContext validation;

@@ -48,6 +48,9 @@ class Controller {
 
   void Enqueue(const std::string& key) { queue_.Add(key); }
   void EnqueueAfter(const std::string& key, Clock::Duration delay) { queue_.AddAfter(key, delay); }
+  void EnqueueCoalesced(const std::string& key, std::chrono::milliseconds delay) {
+    queue_.AddCoalesced(key, delay);
+  }
 
   void Start();
   void Stop();  // waits for the workers; idempotent

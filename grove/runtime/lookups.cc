@@ -23,13 +23,14 @@ std::vector<PodPtr> AllPodsOf(const Caches& caches, std::string_view ns, std::st
   return caches.pods.ByIndex(kIndexPclq, IndexValue(ns, pclq));
 }
 
-std::optional<api::PodCliqueSet> OwningPodCliqueSet(const Caches& caches,
-                                                    const kube::ObjectMeta& meta) {
+std::shared_ptr<const api::PodCliqueSet> OwningPodCliqueSet(const Caches& caches,
+                                                            DefaultedCache& defaulted,
+                                                            const kube::ObjectMeta& meta) {
   auto it = meta.labels.find(api::kLabelPartOf);
-  if (it == meta.labels.end()) return std::nullopt;
+  if (it == meta.labels.end()) return nullptr;
   auto pcs = caches.pcs.Get(meta.namespace_, it->second);
-  if (pcs == nullptr) return std::nullopt;
-  return api::Defaulted(*pcs);
+  if (pcs == nullptr) return nullptr;
+  return defaulted.Get(pcs);
 }
 
 bool IsGangScheduled(const Caches& caches, const api::PodGang& gang) {

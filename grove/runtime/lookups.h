@@ -9,6 +9,7 @@
 
 #include "grove/api/types.h"
 #include "grove/runtime/caches.h"
+#include "grove/runtime/context.h"
 #include "kube/pod.h"
 
 namespace copse::grove::runtime {
@@ -21,9 +22,10 @@ std::vector<PodPtr> ActivePodsOf(const Caches& caches, const api::PodClique& pcl
 // Every pod labelled with the PodClique's name (terminating ones included).
 std::vector<PodPtr> AllPodsOf(const Caches& caches, std::string_view ns, std::string_view pclq);
 
-// The defaulted PodCliqueSet an object belongs to (app.kubernetes.io/part-of), or nullopt.
-std::optional<api::PodCliqueSet> OwningPodCliqueSet(const Caches& caches,
-                                                    const kube::ObjectMeta& meta);
+// The defaulted PodCliqueSet an object belongs to (app.kubernetes.io/part-of), or null.
+std::shared_ptr<const api::PodCliqueSet> OwningPodCliqueSet(const Caches& caches,
+                                                            DefaultedCache& defaulted,
+                                                            const kube::ObjectMeta& meta);
 
 // Every PodGroup of `gang` has at least minReplicas bound pods.
 bool IsGangScheduled(const Caches& caches, const api::PodGang& gang);

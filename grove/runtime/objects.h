@@ -47,6 +47,22 @@ bool LabelsContain(const Labels& labels, const Labels& subset);
 // nullopt when malformed.
 std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_view text);
 
+// The body of a PUT to the status subresource of `object`: only its identity
+// (name, namespace, resourceVersion for optimistic concurrency) and its status.
+// The API server takes nothing but status from a /status write, so encoding
+// the whole object (with its pod templates) would be wasted work.
+template <typename T>
+std::string StatusBody(const T& object) {
+  T bare;
+  bare.api_version = std::string(T::kApiVersion);
+  bare.kind = std::string(T::kKind);
+  bare.meta.name = object.meta.name;
+  bare.meta.namespace_ = object.meta.namespace_;
+  bare.meta.resource_version = object.meta.resource_version;
+  bare.status = object.status;
+  return bare.Encode();
+}
+
 // FNV-1a 64-bit, as 16 hex digits.
 std::string Fnv1aHex(std::string_view data);
 

@@ -39,6 +39,14 @@ void WorkQueue::AddAfter(const std::string& key, Clock::Duration delay) {
   delay_cv_.notify_one();
 }
 
+void WorkQueue::AddCoalesced(const std::string& key, std::chrono::milliseconds delay) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutdown_ || coalescing_.count(key) || dirty_.count(key)) return;
+  coalescing_.insert(key);
+  coalesced_.emplace(std::chrono::steady_clock::now() + delay, key);
+  delay_cv_.notify_one();
+}
+
 void WorkQueue::AddRateLimited(const std::string& key) {
   Clock::Duration delay;
   {
@@ -92,7 +100,7 @@ size_t WorkQueue::Len() const {
 
 bool WorkQueue::Idle() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return queue_.empty() && processing_.empty() && delayed_.empty();
+  return queue_.empty() && processing_.empty() && delayed_.empty() && coalesced_.empty();
 }
 
 void WorkQueue::DelayLoop() {
@@ -104,14 +112,28 @@ void WorkQueue::DelayLoop() {
       delayed_.erase(delayed_.begin());
       AddLocked(key);
     }
-    if (delayed_.empty()) {
-      delay_cv_.wait(lock, [this] { return shutdown_ || !delayed_.empty(); });
+    auto real_now = std::chrono::steady_clock::now();
+    while (!coalesced_.empty() && coalesced_.begin()->first <= real_now) {
+      std::string key = coalesced_.begin()->second;
+      coalesced_.erase(coalesced_.begin());
+      coalescing_.erase(key);
+      AddLocked(key);
+    }
+    if (delayed_.empty() && coalesced_.empty()) {
+      delay_cv_.wait(lock, [this] { return shutdown_ || !delayed_.empty() || !coalesced_.empty(); });
       continue;
     }
-    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
-        delayed_.begin()->first - now);
-    auto wait = std::min<std::chrono::milliseconds>(remaining + std::chrono::milliseconds(1),
-                                                    options_.poll);
+    auto wait = options_.poll;
+    if (!delayed_.empty()) {
+      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+          delayed_.begin()->first - now);
+      wait = std::min<std::chrono::milliseconds>(remaining + std::chrono::milliseconds(1), wait);
+    }
+    if (!coalesced_.empty()) {
+      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+          coalesced_.begin()->first - real_now);
+      wait = std::min<std::chrono::milliseconds>(remaining + std::chrono::milliseconds(1), wait);
+    }
     delay_cv_.wait_for(lock, wait);
   }
 }

@@ -44,6 +44,11 @@ class WorkQueue {
   void Add(const std::string& key);
   void AddAfter(const std::string& key, Clock::Duration delay);
   void AddRateLimited(const std::string& key);
+  // Adds the key after `delay` of *real* time unless it is already waiting
+  // from an earlier coalesced add or queued: a burst of events becomes one
+  // reconcile. Real time, because it batches work, it is not a timer the
+  // injected clock should control.
+  void AddCoalesced(const std::string& key, std::chrono::milliseconds delay);
   void Forget(const std::string& key);
   // Blocks until a key is available (true) or the queue shuts down (false).
   bool Get(std::string* key);
@@ -68,6 +73,8 @@ class WorkQueue {
   std::unordered_set<std::string> dirty_;
   std::unordered_set<std::string> processing_;
   std::multimap<Clock::TimePoint, std::string> delayed_;
+  std::multimap<std::chrono::steady_clock::time_point, std::string> coalesced_;
+  std::unordered_set<std::string> coalescing_;
   std::unordered_map<std::string, int> failures_;
   bool shutdown_ = false;
   std::thread delay_thread_;
