@@ -1,17 +1,17 @@
 // One filter+score pass of the default profile over a 5,000-node snapshot
 // (issue 3, "Benchmark"; DESIGN.md "Hot path"), for a few pod shapes:
 //
-//   plain        cpu/memory requests only
-//   affinity     required + preferred node affinity, tolerations
-//   spread       pod topology spread (zone DoNotSchedule, hostname ScheduleAnyway)
-//   antiaffinity required + preferred inter-pod anti-affinity
+//   plain                 cpu/memory requests only
+//   affinity_tolerations  required + preferred node affinity, tolerations
+//   topology_spread       zone DoNotSchedule + hostname ScheduleAnyway
+//   anti_affinity         required + preferred inter-pod anti-affinity
 //
 // A pass is what the scheduling loop does for one pod class, on one core:
 //   1. RunPreFilter (may allocate: per-cycle state).
-//   2. FilterChunk over the candidates in chunks of 256. Mode "all" filters
-//      every node (percentageOfNodesToScore 100); mode "adaptive" stops at
-//      kube's numFeasibleNodesToFind and rotates the start like
-//      nextStartNodeIndex.
+//   2. FilterChunk over the candidates in chunks of 256. Mode "all_nodes"
+//      filters every node (percentageOfNodesToScore 100); mode "adaptive"
+//      stops at kube's numFeasibleNodesToFind (500 of 5,000) and rotates the
+//      start like nextStartNodeIndex.
 //   3. RunPreScore, then ScoreChunk per score plugin over the feasible nodes.
 //   4. CombineScores (normalize, weights).
 //
@@ -19,6 +19,9 @@
 // operator new, counts allocations made inside FilterChunk/ScoreChunk only,
 // and on any such allocation fails the benchmark (SkipWithError) and exits
 // nonzero, which fails the ctest registered in CMakeLists.txt.
+//
+// Run with --benchmark_repetitions=N to get a "min" row per benchmark (the
+// figure least disturbed by other work on a shared machine).
 //
 // Counters (per pass): prefilter_us (RunPreFilter and the candidate list),
 // filter_us (FilterChunk), prescore_us (RunPreScore), score_us (ScoreChunk and
