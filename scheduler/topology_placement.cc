@@ -1001,7 +1001,31 @@ class Placer {
     for (const topology::ClassNeed& need : ranking.needs) {
       covered += std::min<uint64_t>(need.fits->domain(r.level, d), need.count);
     }
-    return covered;
+    return std::min(covered, SharedBound(ranking, r, d, nullptr));
+  }
+
+  // The demand's pods that the domain's summed free capacity holds (in the
+  // demand's mix): min over resources of need * free / demanded. Classes
+  // counted alone can each fit while all of them together do not.
+  uint64_t SharedBound(const Ranking& ranking, LevelRef r, DomainId d,
+                       std::optional<ResourceId>* limiting) const {
+    const topology::Demand& demand = ranking.demand;
+    const uint64_t need =
+        static_cast<uint64_t>(std::max<int64_t>(0, demand.total.Get(kResourceIdPods)));
+    uint64_t bound = need;
+    for (size_t id = 0; id < demand.total.size(); ++id) {
+      const auto rid = static_cast<ResourceId>(id);
+      const int64_t amount = demand.total.Get(rid);
+      if (amount <= 0) continue;
+      const int64_t free = std::max<int64_t>(0, trees_[r.tree]->free(r.level, d, rid));
+      if (free >= amount) continue;
+      const auto holds = static_cast<uint64_t>(static_cast<__int128>(free) * need / amount);
+      if (holds < bound) {
+        bound = holds;
+        if (limiting != nullptr) *limiting = rid;
+      }
+    }
+    return bound;
   }
 
   // "best rack rack-17 fits 6/8 pods: 2 Insufficient nvidia.com/gpu".
@@ -1052,6 +1076,15 @@ class Placer {
     std::string message = prefix + "best " + level_name + " " +
                           std::string(tree.name(r.level, best)) + " fits " +
                           std::to_string(best_covered) + "/" + std::to_string(need) + " pods";
+    std::optional<ResourceId> shared_limit;
+    const uint64_t shared = SharedBound(ranking, r, best, &shared_limit);
+    if (best_covered < need && shared == best_covered && shared_limit.has_value()) {
+      // Each class alone would fit better: the summed requests are what is short.
+      return message + ": " + std::to_string(need - best_covered) + " " +
+             (*shared_limit == kResourceIdPods
+                  ? std::string("Too many pods")
+                  : "Insufficient " + std::string(snapshot_.resources().Name(*shared_limit)));
+    }
     if (best_covered < need) {
       std::vector<std::string> reasons;
       for (size_t i = 0; i < ranking.needs.size(); ++i) {
@@ -1066,11 +1099,6 @@ class Placer {
     }
     if (auto it = failures.find(best); it != failures.end() && !it->second.empty()) {
       return message + ": " + it->second;
-    }
-    const topology::BoundCheck bound = topology::CheckBounds(tree, r.level, best, ranking.demand);
-    if (bound.kind == topology::BoundCheck::Kind::kResource) {
-      return message + " alone, but not together: Insufficient " +
-             std::string(snapshot_.resources().Name(bound.resource));
     }
     return message + " by count, but was not tried (" +
            std::to_string(options_.percentage_of_placements_to_try) +

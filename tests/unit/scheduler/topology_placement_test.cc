@@ -1053,3 +1053,34 @@ TEST(TopologyPlacement, BasicGroupFillsTheRackHoldingMost) {
 
 }  // namespace
 }  // namespace copse::scheduler
+
+namespace copse::scheduler {
+namespace {
+
+// Subgroups' pods differ in their subgroup label, so they are different pod
+// classes; each class alone fits a block, all of them together do not: the
+// message counts what the block holds together.
+TEST(TopologyPlacement, ShortfallCountsClassesTogether) {
+  TopoCluster cluster;
+  cluster.Build(2, 2, 2, 2, {{"cpu", "4"}, {"pods", "110"}});  // 16 cpu per block
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("prefill", 24);
+  spec.topology_constraint.topology = "dc";
+  spec.topology_constraint.required_level = "block";
+  spec.min_sub_group = 3;
+  std::vector<PodPtr> members;
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "prefill-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name)) {
+      members.push_back(p);
+    }
+  }
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  EXPECT_FALSE(p.placement.satisfied);
+  EXPECT_EQ(p.placement.failure, "best block block-1-1 fits 16/24 pods: 8 Insufficient cpu");
+}
+
+}  // namespace
+}  // namespace copse::scheduler
