@@ -20,9 +20,10 @@ struct ResolvedTerm {
   size_t slot = 0;
 
   bool Matches(const PodInfo& pod) const noexcept {
-    const bool ns_ok = all_namespaces ||
-                       std::binary_search(namespaces.begin(), namespaces.end(), pod.namespace_name);
-    return ns_ok && term->MatchesLabels(pod.labels);
+    // Labels first: the cheaper test, and the one that usually decides.
+    return term->MatchesLabels(pod.labels) &&
+           (all_namespaces ||
+            std::binary_search(namespaces.begin(), namespaces.end(), pod.namespace_name));
   }
 };
 
@@ -42,6 +43,15 @@ ResolvedTerm Resolve(const PodAffinityTerm& term, const Snapshot& snapshot) {
   std::sort(r.namespaces.begin(), r.namespaces.end());
   r.namespaces.erase(std::unique(r.namespaces.begin(), r.namespaces.end()), r.namespaces.end());
   return r;
+}
+
+// PodAffinityTerm::Matches for the incoming pod against an existing pod's
+// term, label test first: the same result (a conjunction without side
+// effects), but most terms fail on labels, which is cheaper than the
+// namespace lookup Matches starts with.
+bool TermMatches(const PodAffinityTerm& term, std::string_view ns, const Labels& labels,
+                 const Labels* ns_labels) noexcept {
+  return term.MatchesLabels(labels) && term.Matches(ns, labels, ns_labels);
 }
 
 // Counts for one topology key over the key's label value ids.
@@ -107,7 +117,7 @@ struct AffinityFilterState : ClonableState<AffinityFilterState> {
                 const Snapshot& snapshot, int64_t delta, bool existing_anti, bool incoming_terms) {
     if (existing_anti) {
       for (const PodAffinityTerm& t : existing.required_anti_affinity) {
-        if (!t.Matches(incoming.namespace_name, incoming.labels, ns_labels())) continue;
+        if (!TermMatches(t, incoming.namespace_name, incoming.labels, ns_labels())) continue;
         KeySlot& s = slots[Slot(t.topology_key, snapshot)];
         const uint32_t v = s.column->id(node);
         if (v != LabelColumn::kAbsent) AddCount(s.existing_anti, v, delta, existing_anti_nonzero);
@@ -323,16 +333,16 @@ Status InterPodAffinity::PreScore(const PodInfo& pod, const Snapshot& snapshot,
     }
     if (hard_weight > 0) {
       for (const PodAffinityTerm& t : existing.required_affinity) {
-        if (t.Matches(pod.namespace_name, pod.labels, ns_labels))
+        if (TermMatches(t, pod.namespace_name, pod.labels, ns_labels))
           s->Add(t.topology_key, n, snapshot, hard_weight);
       }
     }
     for (const WeightedPodAffinityTerm& t : existing.preferred_affinity) {
-      if (t.term.Matches(pod.namespace_name, pod.labels, ns_labels))
+      if (TermMatches(t.term, pod.namespace_name, pod.labels, ns_labels))
         s->Add(t.term.topology_key, n, snapshot, t.weight);
     }
     for (const WeightedPodAffinityTerm& t : existing.preferred_anti_affinity) {
-      if (t.term.Matches(pod.namespace_name, pod.labels, ns_labels)) {
+      if (TermMatches(t.term, pod.namespace_name, pod.labels, ns_labels)) {
         s->Add(t.term.topology_key, n, snapshot, -static_cast<int64_t>(t.weight));
       }
     }
