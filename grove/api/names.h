@@ -68,6 +68,7 @@ inline constexpr std::string_view kReasonInsufficientReadyPods = "InsufficientRe
 inline constexpr std::string_view kReasonSufficientReadyPods = "SufficientReadyPods";
 inline constexpr std::string_view kReasonInsufficientScheduledPods = "InsufficientScheduledPods";
 inline constexpr std::string_view kReasonNeverAvailable = "NeverAvailable";
+inline constexpr std::string_view kReasonUpdateInProgress = "UpdateInProgress";
 inline constexpr std::string_view kReasonSufficientScheduledPods = "SufficientScheduledPods";
 inline constexpr std::string_view kReasonInsufficientAvailablePcsgReplicas =
     "InsufficientAvailablePodCliqueScalingGroupReplicas";

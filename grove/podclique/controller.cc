@@ -257,10 +257,17 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       now);
   const kube::Condition* breached =
       kube::FindCondition(pclq->status.conditions, api::kConditionMinAvailableBreached);
-  bool was_available = breached != nullptr && (breached->status == "True" ||
-                                               breached->reason == api::kReasonSufficientReadyPods);
+  bool was_available = breached != nullptr &&
+                       (breached->status == "True" || breached->reason == api::kReasonSufficientReadyPods ||
+                        breached->reason == api::kReasonUpdateInProgress);
   kube::Condition next;
-  if (ready >= min || replicas == 0) {
+  bool updating = strategy == api::kRollingRecreate && !hash.empty() &&
+                  updated < static_cast<int32_t>(pods.size());
+  if (updating) {
+    // A rolling recreate takes pods away on purpose: no gang termination meanwhile.
+    next = MakeCondition(api::kConditionMinAvailableBreached, "Unknown", api::kReasonUpdateInProgress,
+                         "Update is in progress");
+  } else if (ready >= min || replicas == 0) {
     next = MakeCondition(api::kConditionMinAvailableBreached, "False",
                          api::kReasonSufficientReadyPods,
                          "Sufficient ready pods: " + std::to_string(ready) + " >= " + std::to_string(min));
