@@ -463,6 +463,7 @@ class Placer {
     masked_fits_.clear();
     failure_.clear();
     short_of_capacity_ = false;
+    waiting_for_members_ = false;
   }
 
   bool FilterClass(ClassInfo& cls) {
@@ -826,6 +827,7 @@ class Placer {
   bool PlaceMin(int x, const Scope& scope, LevelRef pref) {
     GroupNode& node = nodes_[x];
     if (node.impossible) {
+      waiting_for_members_ = true;
       failure_ = Prefix(x) + "needs " + std::to_string(spec_.RequiredPods(node.name)) +
                  " pods but only " + std::to_string(PodsBelow(x)) + " exist";
       return false;
@@ -1182,7 +1184,9 @@ class Placer {
         unschedulable_plugins_ |= uint64_t{1} << *fit;
       }
     }
-    p.unschedulable_plugins = unschedulable_plugins_;
+    // A subgroup lacking pods waits for members, not for cluster events: no
+    // plugin rejected it, so the queue retries the group after backoff.
+    p.unschedulable_plugins = waiting_for_members_ ? 0 : unschedulable_plugins_;
     p.evaluated_nodes = evaluated_nodes_;
     if (!nodes_.empty()) {
       out.domain = p.satisfied ? nodes_[0].domain : std::string();
@@ -1228,6 +1232,7 @@ class Placer {
   std::vector<NodeIndex> dirty_;
   bool error_ = false;
   bool short_of_capacity_ = false;
+  bool waiting_for_members_ = false;
   std::string failure_;
   std::string last_failure_;
   std::string optional_failure_;

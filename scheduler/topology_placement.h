@@ -173,7 +173,9 @@ struct SubGroupPlacement {
 struct TopologyGangPlacement {
   // placed / unplaced / satisfied / error / failure / unschedulable_plugins /
   // evaluated_nodes as PlaceGang's. satisfied: the root's minimum (and
-  // minSubGroup at every level) is met.
+  // minSubGroup at every level) is met. unschedulable_plugins is empty when a
+  // subgroup lacked pods (more members may still arrive): the caller's queue
+  // then retries after backoff instead of waiting for a cluster event.
   GangPlacement placement;
   // One per subgroup, in spec.sub_groups order.
   std::vector<SubGroupPlacement> sub_groups;

@@ -296,6 +296,63 @@ TEST(TopologyIntegration, ElasticReplicasBindTheMinimumAndReportPerSubGroup) {
   for (const std::string& p : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << p;
 }
 
+// The optional replica's pods arrive after the minimum was bound: they are
+// placed when they are all there, in one rack of the gang's block.
+TEST(TopologyIntegration, LateOptionalReplicaJoinsTheGang) {
+  Cluster cluster;
+  InstallCopseCrds(cluster);
+  cluster.Create(kube::resources::kTopologies, "", TopologyJson("dc"));
+  AddTopologyNodes(cluster, 1, 2, 2, 2, "8");  // 2 blocks x 2 racks x 16 cpu
+  cluster.StartScheduler();
+  std::string sub_groups;
+  for (int r = 0; r < 4; ++r) {
+    sub_groups += std::string(r > 0 ? "," : "") + R"({"name":"prefill-)" + std::to_string(r) +
+                  R"(","minMember":8,"topologyConstraint":{"requiredTopologyLevel":"rack"}})";
+  }
+  cluster.Create(
+      kCopsePodGroups, "default",
+      GroupJson(
+          "late",
+          R"({"minMember":24,"minSubGroup":3,"topologyConstraint":{"topology":"dc","requiredTopologyLevel":"block"},"subGroups":[)" +
+              sub_groups + "]}"));
+  auto add_replica = [&](int r) {
+    const std::string sg = "prefill-" + std::to_string(r);
+    for (int i = 0; i < 8; ++i) {
+      cluster.Create(kPods, "default",
+                     PodJson(Member("late", "late-" + sg + "-" + std::to_string(i), "1", sg)));
+    }
+  };
+  for (int r = 0; r < 3; ++r) add_replica(r);
+  ASSERT_TRUE(WaitUntil([&] { return BoundPerGang(cluster)["late"].count == 24; }));
+  add_replica(3);
+  ASSERT_TRUE(WaitUntil([&] { return BoundPerGang(cluster)["late"].count == 32; }));
+  const Bound bound = BoundPerGang(cluster)["late"];
+  EXPECT_EQ(bound.by_sub_group.at("prefill-3"), 8);
+  std::set<std::string> blocks;
+  for (const std::string& rack : bound.racks) blocks.insert(rack.substr(0, rack.rfind('-')));
+  EXPECT_EQ(blocks.size(), 1u) << "the whole gang stays in one block";
+
+  // The same shape created all at once: the group is ready at 24 observed
+  // pods, so its first cycle may see only part of the fourth replica, which
+  // then waits for its members (retried after backoff) and joins.
+  cluster.Create(
+      kCopsePodGroups, "default",
+      GroupJson(
+          "eager",
+          R"({"minMember":24,"minSubGroup":3,"topologyConstraint":{"topology":"dc","requiredTopologyLevel":"block"},"subGroups":[)" +
+              sub_groups + "]}"));
+  for (int r = 0; r < 4; ++r) {
+    const std::string sg = "prefill-" + std::to_string(r);
+    for (int i = 0; i < 8; ++i) {
+      cluster.Create(kPods, "default",
+                     PodJson(Member("eager", "eager-" + sg + "-" + std::to_string(i), "1", sg)));
+    }
+  }
+  ASSERT_TRUE(WaitUntil([&] { return BoundPerGang(cluster)["eager"].count == 32; }))
+      << BoundPerGang(cluster)["eager"].count << " bound";
+  for (const std::string& p : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << p;
+}
+
 // (d) A PodGroup that fails spec 002's rules: members get PodScheduled=False
 // naming the field, the PodGroup a Warning event; nothing binds.
 TEST(TopologyIntegration, ValidationErrorsNameTheField) {

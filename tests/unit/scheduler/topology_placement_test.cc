@@ -420,6 +420,30 @@ TEST(TopologyPlacement, ElasticReplicasMinSubGroupThreeOfFour) {
   ExpectWithinAllocatable(snapshot);
 }
 
+TEST(TopologyPlacement, OptionalReplicaLackingPodsWaitsForMembers) {
+  // The minimum (3 replicas) is placed; the fourth has 1 of its 8 pods so far.
+  TopoCluster cluster;
+  cluster.Build(1, 1, 4, 2, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("prefill", 24);
+  spec.topology_constraint.topology = "dc";
+  spec.min_sub_group = 3;
+  std::vector<PodPtr> members;
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "prefill-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
+    for (const PodPtr& p : Members(cluster.names, "prefill", r < 3 ? 8 : 1, {{"cpu", "1"}}, name)) {
+      members.push_back(p);
+    }
+  }
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 24u);
+  EXPECT_EQ(p.placement.failure, "subgroup prefill-3: needs 8 pods but only 1 exist");
+  EXPECT_EQ(p.placement.unschedulable_plugins, 0u) << "retried after backoff, not on an event";
+}
+
 TEST(TopologyPlacement, OptionalReplicaPlacedWhenItFits) {
   TopoCluster cluster;
   cluster.Build(1, 1, 4, 2, {{"cpu", "4"}, {"pods", "110"}});
