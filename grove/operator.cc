@@ -74,6 +74,10 @@ struct Operator::Impl {
   // Pod events reach the PodCliqueSet controller coalesced: one pass per
   // burst instead of one per pod transition.
   static constexpr std::chrono::milliseconds kPodBatch{20};
+  // PodClique passes triggered by pod status transitions only refresh the
+  // clique's status (gates and creations are driven by PodGang and PodClique
+  // events): they may wait longer and batch more.
+  static constexpr std::chrono::milliseconds kStatusBatch{100};
 
   void EnqueuePcsCoalesced(const std::string& key) {
     if (!key.empty()) pcs_controller->EnqueueCoalesced(key, kPodBatch);
@@ -82,7 +86,7 @@ struct Operator::Impl {
     if (!key.empty()) pcsg_controller->EnqueueCoalesced(key, kPodBatch);
   }
   void EnqueuePclqCoalesced(const std::string& key) {
-    if (!key.empty()) pclq_controller->EnqueueCoalesced(key, kPodBatch);
+    if (!key.empty()) pclq_controller->EnqueueCoalesced(key, kStatusBatch);
   }
 
   // The metadata a controller's desired state depends on (not resourceVersion).

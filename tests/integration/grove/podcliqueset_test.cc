@@ -172,6 +172,28 @@ TEST_F(SimpleSample, ScalingThePodCliqueSetAddsAReplica) {
   EXPECT_EQ(env_.Names(api::resources::kPodGangs), (std::vector<std::string>{"simple1-0", "simple1-1"}));
   EXPECT_TRUE(env_.Get(api::resources::kPodCliques, "default", "simple1-1-sga-0-pcc").has_value());
   EXPECT_TRUE(env_.Get(kube::resources::kServices, "default", "simple1-1").has_value());
+  // The scale subresources carry the selectors HPA and KEDA need.
+  ASSERT_TRUE(env_.WaitFor([&] {
+    auto scale = env_.io().Run(env_.client().GetScale(api::resources::kPodCliqueSets, "default", "simple1"));
+    return scale.ok() && scale->status_replicas == 2;
+  }));
+  auto pcs_scale = env_.io().Run(env_.client().GetScale(api::resources::kPodCliqueSets, "default", "simple1"));
+  ASSERT_TRUE(pcs_scale.ok());
+  EXPECT_EQ(pcs_scale->selector, "app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of=simple1");
+  auto pcsg_scale = env_.io().Run(
+      env_.client().GetScale(api::resources::kPodCliqueScalingGroups, "default", "simple1-1-sga"));
+  ASSERT_TRUE(pcsg_scale.ok());
+  EXPECT_EQ(pcsg_scale->spec_replicas, 1);
+  ASSERT_TRUE(env_.WaitFor([&] {
+    auto scale = env_.io().Run(
+        env_.client().GetScale(api::resources::kPodCliques, "default", "simple1-1-pca"));
+    return scale.ok() && !scale->selector.empty();
+  }));
+  auto pclq_scale =
+      env_.io().Run(env_.client().GetScale(api::resources::kPodCliques, "default", "simple1-1-pca"));
+  EXPECT_EQ(pclq_scale->selector,
+            "app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of=simple1,grove.io/"
+            "podclique=simple1-1-pca");
   auto back = env_.io().Run(
       env_.client().UpdateScale(api::resources::kPodCliqueSets, "default", "simple1", 1));
   ASSERT_TRUE(back.ok());
