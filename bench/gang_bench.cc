@@ -65,6 +65,7 @@
 #include "kube/client.h"
 #include "kube/object.h"
 #include "kube/pod_group.h"
+#include "scheduler/config/metrics.h"
 #include "scheduler/scheduler.h"
 
 namespace copse::bench {
@@ -109,6 +110,36 @@ double ThreadGroupCpuSeconds(const std::string& name) {
   }
   closedir(dir);
   return total;
+}
+
+// copse_podgroup_attempt_duration_seconds by result ("scheduled",
+// "unschedulable", "error"): the scheduler loop's time per pod group unit it
+// popped. A unit popped while every member is already assumed or bound
+// (nothing to place) counts as "error": neither scheduled nor unschedulable.
+struct GroupCycles {
+  std::map<std::string, double> seconds;
+  std::map<std::string, double> count;
+};
+
+GroupCycles ReadGroupCycles(const scheduler::config::SchedulerMetrics& metrics) {
+  GroupCycles out;
+  std::istringstream text(metrics.Serialize());
+  std::string line;
+  constexpr std::string_view kName = "copse_podgroup_attempt_duration_seconds_";
+  while (std::getline(text, line)) {
+    if (!line.starts_with(kName)) continue;
+    const std::string rest = line.substr(kName.size());
+    const bool sum = rest.starts_with("sum{");
+    if (!sum && !rest.starts_with("count{")) continue;
+    const size_t at = rest.find("result=\"");
+    if (at == std::string::npos) continue;
+    const size_t end = rest.find('"', at + 8);
+    const size_t space = rest.rfind(' ');
+    if (end == std::string::npos || space == std::string::npos) continue;
+    const std::string result = rest.substr(at + 8, end - at - 8);
+    (sum ? out.seconds : out.count)[result] = std::atof(rest.c_str() + space + 1);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------- objects
@@ -253,6 +284,7 @@ class PodWatcher {
 
 // Store + HTTP server + scheduler, torn down scheduler first.
 struct BenchCluster {
+  std::unique_ptr<scheduler::config::SchedulerMetrics> metrics;  // outlives sched
   std::shared_ptr<api::Store> store;
   std::unique_ptr<api::ApiServer> server;
   std::unique_ptr<kube::IoThread> io;
@@ -319,6 +351,8 @@ Result<std::unique_ptr<BenchCluster>> StartCluster(const BenchOptions& options, 
   scheduler::SchedulerOptions scheduler_options;
   const char* events = getenv("COPSE_BENCH_EVENTS");
   scheduler_options.record_events = events == nullptr || std::string(events) != "0";
+  cluster->metrics = std::make_unique<scheduler::config::SchedulerMetrics>();
+  scheduler_options.metrics = cluster->metrics.get();
   auto created = scheduler::Scheduler::Create(*client, scheduler_options);
   if (!created.ok()) return created.error();
   cluster->sched = std::move(created).value();
@@ -453,20 +487,28 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   const double api_cpu_before = ThreadGroupCpuSeconds(kServerThreadName);
   const uint64_t rv_before = cluster.store->CurrentResourceVersion();
   const scheduler::SchedulerStats before = cluster.sched->stats();
+  const GroupCycles cycles_before = ReadGroupCycles(*cluster.metrics);
   const TimePoint start = SteadyClock::now();
   if (Status s = CreatePods(cluster, shape.measured, &created); !s.ok()) return s.error();
   const double create_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  if (Status s = WaitFor(bound, total_pods, "schedule", std::chrono::seconds(600), progress);
-      !s.ok()) {
-    return s.error();
-  }
+  // On timeout the figures cover the pods bound so far (and say so).
+  const Status waited =
+      WaitFor(bound, total_pods, "schedule", std::chrono::seconds(600), progress);
+  const TimePoint stopped = SteadyClock::now();
   const double cpu = ThreadGroupCpuSeconds(kSchedulerThreadName) - cpu_before;
   const double api_cpu = ThreadGroupCpuSeconds(kServerThreadName) - api_cpu_before;
   const uint64_t store_writes = cluster.store->CurrentResourceVersion() - rv_before;
   const scheduler::SchedulerStats after = cluster.sched->stats();
+  const GroupCycles cycles_after = ReadGroupCycles(*cluster.metrics);
   Latencies lat = CreatedToBound(created, watcher.Records(), start);
-  const double seconds = std::chrono::duration<double>(lat.last_bound - start).count();
-  progress.Done("schedule", shape.measured.pods(), seconds);
+  const double seconds =
+      std::chrono::duration<double>((waited.ok() ? lat.last_bound : stopped) - start).count();
+  const int64_t measured_bound = shape.measured.pods() - lat.unbound;
+  if (waited.ok()) {
+    progress.Done("schedule", shape.measured.pods(), seconds);
+  } else if (!options.quiet) {
+    std::fprintf(stderr, "\n  %s\n", waited.error().message.c_str());
+  }
 
   const double attempts = static_cast<double>(after.attempts - before.attempts);
   const double loop_seconds = after.scheduling_seconds - before.scheduling_seconds;
@@ -475,7 +517,7 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   result.scenario = shape.scenario;
   result.nodes = shape.nodes;
   result.pods = shape.measured.pods();
-  result.pods_per_second = seconds > 0 ? pods / seconds : 0;
+  result.pods_per_second = seconds > 0 ? static_cast<double>(measured_bound) / seconds : 0;
   result.p50_ms = PercentileMs(lat.samples, 50);
   result.p99_ms = PercentileMs(lat.samples, 99);
   result.scheduler_cpu_seconds = cpu;
@@ -485,8 +527,28 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   result.extras["gang_attempts"] = attempts;
   result.extras["gang_attempt_ms"] = attempts > 0 ? loop_seconds * 1000.0 / attempts : 0;
   result.extras["loop_seconds"] = loop_seconds;
+  // The loop time split by what the popped unit led to.
+  auto delta = [&](const std::map<std::string, double>& a, const std::map<std::string, double>& b,
+                   const std::string& key) {
+    const double x = a.contains(key) ? a.at(key) : 0;
+    const double y = b.contains(key) ? b.at(key) : 0;
+    return x - y;
+  };
+  const double placed_cycles = delta(cycles_after.count, cycles_before.count, "scheduled");
+  const double noop_cycles = delta(cycles_after.count, cycles_before.count, "error");
+  result.extras["placing_cycle_ms"] =
+      placed_cycles > 0
+          ? delta(cycles_after.seconds, cycles_before.seconds, "scheduled") * 1000.0 / placed_cycles
+          : 0;
+  result.extras["noop_group_pops"] = noop_cycles;
+  result.extras["noop_group_pop_seconds"] =
+      delta(cycles_after.seconds, cycles_before.seconds, "error");
+  result.extras["pods_bound"] = static_cast<double>(measured_bound);
+  result.extras["timed_out"] = waited.ok() ? 0 : 1;
+  result.targets["every pod bound within 600 s"] = waited.ok();
   result.extras["creates_per_second"] = create_seconds > 0 ? pods / create_seconds : 0;
-  result.extras["scheduler_cpu_ms_per_pod"] = cpu * 1000.0 / pods;
+  const double bound_pods = std::max<double>(1, static_cast<double>(measured_bound));
+  result.extras["scheduler_cpu_ms_per_pod"] = cpu * 1000.0 / bound_pods;
   result.extras["scheduler_cpu_ms_per_gang"] =
       cpu * 1000.0 / static_cast<double>(shape.measured.gangs);
   result.extras["unschedulable_attempts"] =
@@ -494,8 +556,7 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   result.extras["bind_failures"] = static_cast<double>(after.bind_failures - before.bind_failures);
   // Writes the store took while the measured pods were scheduled, beyond
   // their creation: binds, pod status patches, events, PodGroup status.
-  result.extras["api_writes_per_pod"] =
-      (static_cast<double>(store_writes) - pods) / pods;
+  result.extras["api_writes_per_pod"] = (static_cast<double>(store_writes) - pods) / bound_pods;
   result.extras["api_server_cpu_seconds"] = api_cpu;
   return result;
 }
