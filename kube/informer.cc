@@ -335,6 +335,8 @@ struct Informer::Impl : std::enable_shared_from_this<Informer::Impl> {
 
   // client-go's Replace: the store becomes exactly `listed`.
   void Replace(Listed listed) {
+    // Counted before handlers run, so a handler-observed state implies the list.
+    lists.fetch_add(1, std::memory_order_relaxed);
     std::unordered_set<std::string> keep;
     keep.reserve(listed.objects.size());
     for (const auto& object : listed.objects) keep.insert(object->meta.Key());
@@ -353,7 +355,6 @@ struct Informer::Impl : std::enable_shared_from_this<Informer::Impl> {
       }
     }
     SetResourceVersion(listed.resource_version);
-    lists.fetch_add(1, std::memory_order_relaxed);
     if (!synced.exchange(true, std::memory_order_acq_rel)) {
       std::lock_guard<std::mutex> lock(sync_mu);
       sync_cv.notify_all();
