@@ -355,8 +355,22 @@ class PodWatcher {
     if (thread_.joinable()) thread_.join();
   }
   int64_t created() const { return created_.load(); }
+  int64_t ungated() const { return ungated_.load(); }
   int64_t bound() const { return bound_.load(); }
   int64_t ready() const { return ready_.load(); }
+  // When the n-th pod was created / ungated / bound (the last of each phase).
+  SteadyClock::time_point last_created() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_created_;
+  }
+  SteadyClock::time_point last_ungated() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_ungated_;
+  }
+  SteadyClock::time_point last_bound() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_bound_;
+  }
   std::vector<int64_t> CreateToBoundNs() {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<int64_t> out;
@@ -398,8 +412,19 @@ class PodWatcher {
       for (const auto& e : events) {
         if (e.type == api::WatchEventType::kBookmark || !e.object) continue;
         const std::string& name = e.object->name;
-        if (created_at_.emplace(name, now).second) created_.fetch_add(1);
-        if (!e.object->node_name.empty() && bound_at_.emplace(name, now).second) bound_.fetch_add(1);
+        if (created_at_.emplace(name, now).second) {
+          created_.fetch_add(1);
+          last_created_ = now;
+        }
+        if (e.object->json.find("podgang-pending-creation") == std::string::npos &&
+            ungated_set_.emplace(name).second) {
+          ungated_.fetch_add(1);
+          last_ungated_ = now;
+        }
+        if (!e.object->node_name.empty() && bound_at_.emplace(name, now).second) {
+          bound_.fetch_add(1);
+          last_bound_ = now;
+        }
         if (e.object->pod_ready && ready_set_.emplace(name).second) {
           ready_.fetch_add(1);
           last_ready_ = now;
@@ -412,9 +437,39 @@ class PodWatcher {
   std::thread thread_;
   std::mutex mu_;
   std::unordered_map<std::string, SteadyClock::time_point> created_at_, bound_at_;
-  std::unordered_set<std::string> ready_set_;
-  SteadyClock::time_point last_ready_{};
-  std::atomic<int64_t> created_{0}, bound_{0}, ready_{0};
+  std::unordered_set<std::string> ready_set_, ungated_set_;
+  SteadyClock::time_point last_ready_{}, last_created_{}, last_ungated_{}, last_bound_{};
+  std::atomic<int64_t> created_{0}, ungated_{0}, bound_{0}, ready_{0};
+};
+
+// Counts the writes (watch events) per resource during the run.
+class WriteCounter {
+ public:
+  WriteCounter(api::Store& store, const std::vector<kube::ResourceRef>& refs) {
+    for (const auto& ref : refs) {
+      api::WatchOptions options;
+      options.resource_version = store.CurrentResourceVersion();
+      auto watch = store.Watch(ref, options);
+      if (watch.ok()) streams_.push_back({ref.resource, *watch});
+    }
+  }
+  ~WriteCounter() {
+    for (auto& [name, stream] : streams_) stream->Close();
+  }
+  std::map<std::string, int64_t> Take() {
+    std::map<std::string, int64_t> out;
+    for (auto& [name, stream] : streams_) {
+      std::vector<api::WatchEvent> events;
+      stream->Take(&events);
+      for (const auto& e : events) {
+        if (e.type != api::WatchEventType::kBookmark) ++out[name];
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::shared_ptr<api::WatchStream>>> streams_;
 };
 
 }  // namespace
@@ -494,6 +549,10 @@ Result<bench::BenchResult> RunGroveBench(const bench::BenchOptions& options, ben
   if (!op.ok()) return op.error();
 
   PodWatcher watcher(*store);
+  const kube::ResourceRef copse_pod_groups{"scheduling.copse.dev", "v1alpha1", "podgroups", true};
+  WriteCounter writes(*store, {kube::resources::kPods, grove::api::resources::kPodCliques,
+                               grove::api::resources::kPodGangs, grove::api::resources::kPodCliqueSets,
+                               grove::api::resources::kPodCliqueScalingGroups, copse_pod_groups});
   double cpu_before = ThreadsCpuSeconds("grove-worker");
   auto start = SteadyClock::now();
   for (int64_t i = 0; i < sets; ++i) {
@@ -529,8 +588,17 @@ Result<bench::BenchResult> RunGroveBench(const bench::BenchOptions& options, ben
   result.peak_rss_bytes = bench::PeakRssBytes();
   result.extras["podcliquesets"] = static_cast<double>(sets);
   result.extras["last_create_to_all_ready_seconds"] = seconds;
+  auto since = [&](SteadyClock::time_point t) {
+    return std::chrono::duration<double>(t - last_create).count();
+  };
+  result.extras["last_create_to_all_pods_created_seconds"] = since(watcher.last_created());
+  result.extras["last_create_to_all_ungated_seconds"] = since(watcher.last_ungated());
+  result.extras["last_create_to_all_bound_seconds"] = since(watcher.last_bound());
   result.extras["operator_cpu_seconds"] = cpu;
   result.extras["operator_cpu_ms_per_podcliqueset"] = sets > 0 ? cpu * 1000.0 / static_cast<double>(sets) : 0;
+  for (const auto& [resource, count] : writes.Take()) {
+    result.extras["writes_" + resource] = static_cast<double>(count);
+  }
   result.extras["operator_reconciles"] = static_cast<double>((*op)->stats().reconciles);
   result.targets["all pods bound and Ready"] = complete;
   result.targets["<= 10 s from last create to all Ready"] = complete && seconds <= 10.0;
