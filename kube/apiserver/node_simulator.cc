@@ -122,6 +122,7 @@ void NodeSimulator::Run() {
     }
     st.scheduled[pod.uid] = Action::kStart;
     st.tasks.push(std::move(task));
+    pods_awaiting_start_.fetch_add(1);
   };
 
   auto handle_pod = [&](const WatchEvent& e) {
@@ -224,6 +225,7 @@ void NodeSimulator::Run() {
         st.scheduled[task.uid] = Action::kStart;
         task.due = clock.Now() + options_.pod_start_delay;
         st.tasks.push(std::move(task));
+        pods_awaiting_start_.fetch_add(1);
       }
       st.waiting_for_node.erase(w);
     }

@@ -63,6 +63,8 @@ class NodeSimulator {
   // Stops at the first failure and returns it.
   Status CreateNodes(const std::vector<std::string>& node_jsons);
 
+  // Bound pods whose start has been timed (their delay runs from then).
+  uint64_t pods_awaiting_start() const { return pods_awaiting_start_.load(); }
   uint64_t pods_started() const { return pods_started_.load(); }
   uint64_t pods_removed() const { return pods_removed_.load(); }
 
@@ -79,6 +81,7 @@ class NodeSimulator {
   bool stop_ = false;
   bool wake_ = false;
   bool running_ = false;
+  std::atomic<uint64_t> pods_awaiting_start_{0};
   std::atomic<uint64_t> pods_started_{0};
   std::atomic<uint64_t> pods_removed_{0};
 };

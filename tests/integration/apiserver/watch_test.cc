@@ -255,8 +255,12 @@ TEST(NodeSimulator, FakeClockDrivesStartDelay) {
     auto n = store->Get(resources::kNodes, "", "fake-1");
     return n.ok() && (*n)->json.find("KubeletReady") != std::string::npos;
   }));
+  // ...and has timed the pod's start, so the delay runs from the fake now.
+  EXPECT_TRUE(WaitFor([&] { return sim.pods_awaiting_start() == 1; }));
   EXPECT_EQ(phase(), "Pending");
-  clock->Advance(std::chrono::seconds(31));
+  clock->Advance(std::chrono::seconds(29));
+  EXPECT_EQ(phase(), "Pending");
+  clock->Advance(std::chrono::seconds(2));
   EXPECT_TRUE(WaitFor([&] { return phase() == "Running"; }));
   sim.Stop();
 }
