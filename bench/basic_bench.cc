@@ -54,38 +54,6 @@ std::string BenchPodJson(std::string_view prefix, int64_t i) {
          R"(","namespace":"bench"},"spec":{"schedulerName":"copse-scheduler","containers":[{"name":"pause","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":"100m","memory":"500Mi"},"limits":{"cpu":"100m","memory":"500Mi"}}}]}})";
 }
 
-void NameThisThread(const char* name) { pthread_setname_np(pthread_self(), name); }
-
-// CPU seconds (user + system) of this process's threads named `name`.
-double ThreadGroupCpuSeconds(const std::string& name) {
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  double total = 0;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return 0;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    const std::string base = std::string("/proc/self/task/") + entry->d_name;
-    std::ifstream comm(base + "/comm");
-    std::string thread_name;
-    std::getline(comm, thread_name);
-    if (thread_name != name) continue;
-    std::ifstream stat(base + "/stat");
-    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = content.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(content.substr(close + 2));
-    std::string field;
-    unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-      if (i == 14) utime = std::stoull(field);
-      if (i == 15) stime = std::stoull(field);
-    }
-    total += static_cast<double>(utime + stime) / ticks;
-  }
-  closedir(dir);
-  return total;
-}
-
 // Records the first time each pod is seen with a nodeName.
 class BoundWatcher {
  public:
@@ -228,7 +196,7 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
   bodies.reserve(static_cast<size_t>(pods));
   for (int64_t i = 0; i < pods; ++i) bodies.push_back(BenchPodJson("pod-", i));
   std::vector<SteadyClock::time_point> created_at(static_cast<size_t>(pods));
-  const double cpu_before = ThreadGroupCpuSeconds(kSchedulerThreadName);
+  const double cpu_before = NamedThreadsCpuSeconds(kSchedulerThreadName);
   const scheduler::SchedulerStats stats_before = sched->stats();
   const auto start = SteadyClock::now();
   for (int64_t i = 0; i < pods; ++i) {
@@ -239,7 +207,7 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
   if (Status s = wait_bound(init_pods + pods, "schedule", std::chrono::seconds(300)); !s.ok()) {
     return s.error();
   }
-  const double cpu = ThreadGroupCpuSeconds(kSchedulerThreadName) - cpu_before;
+  const double cpu = NamedThreadsCpuSeconds(kSchedulerThreadName) - cpu_before;
   const scheduler::SchedulerStats stats_after = sched->stats();
   auto times = watcher.Times();
   std::vector<int64_t> latencies;

@@ -1,6 +1,9 @@
 #include "bench/bench.h"
 
+#include <dirent.h>
+#include <pthread.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <algorithm>
@@ -15,7 +18,7 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 5> kScenarios{{
+  static const std::array<Scenario, 7> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench},
@@ -31,6 +34,12 @@ std::span<const Scenario> Scenarios() {
       {"gang-preempt",
        "1,000 full nodes of low-priority gangs, then 100 high-priority 8-pod gangs that preempt",
        &RunGangPreemptBench},
+      {"topology",
+       "KEP-5732 shape: 5,000 nodes in 50 racks, 750 gangs x 4 pods with a required rack, end to end",
+       &RunTopologyBench},
+      {"grove",
+       "500 disaggregated PodCliqueSets on 2,000 nodes x 8 GPUs: Grove operator + copse, end to end",
+       &RunGroveBench},
   }};
   return kScenarios;
 }
@@ -70,6 +79,38 @@ double ThreadCpuSeconds() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
+
+double NamedThreadsCpuSeconds(const std::string& name) {
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  double total = 0;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return 0;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string base = std::string("/proc/self/task/") + entry->d_name;
+    std::ifstream comm(base + "/comm");
+    std::string thread_name;
+    std::getline(comm, thread_name);
+    if (thread_name != name) continue;
+    std::ifstream stat(base + "/stat");
+    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
+    const size_t close = content.rfind(')');
+    if (close == std::string::npos || close + 2 > content.size()) continue;
+    std::istringstream fields(content.substr(close + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i == 14) utime = std::stoull(field);
+      if (i == 15) stime = std::stoull(field);
+    }
+    total += static_cast<double>(utime + stime) / ticks;
+  }
+  closedir(dir);
+  return total;
+}
+
+void NameThisThread(const char* name) { pthread_setname_np(pthread_self(), name); }
 
 double PercentileMs(std::vector<int64_t>& samples, double p) {
   if (samples.empty()) return 0;

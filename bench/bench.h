@@ -67,6 +67,12 @@ int64_t PeakRssBytes();      // VmHWM
 int64_t CurrentRssBytes();   // VmRSS
 double ProcessCpuSeconds();  // user + system
 double ThreadCpuSeconds();   // the calling thread's user + system
+// User + system CPU seconds of this process's threads named `name` (summed
+// over every live thread of that name, from /proc/self/task).
+double NamedThreadsCpuSeconds(const std::string& name);
+// Names the calling thread (at most 15 characters), so that its CPU can be
+// attributed with NamedThreadsCpuSeconds.
+void NameThisThread(const char* name);
 
 // Latency percentiles (ms) over samples in nanoseconds; sorts `samples`.
 double PercentileMs(std::vector<int64_t>& samples, double p);
@@ -81,5 +87,7 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
 Result<BenchResult> RunGangBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunGangLargeBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench

@@ -80,38 +80,6 @@ constexpr const char* kSchedulerThreadName = "copse-sched";
 constexpr const char* kServerThreadName = "copse-api";
 constexpr const char* kNamespace = "bench";
 
-void NameThisThread(const char* name) { pthread_setname_np(pthread_self(), name); }
-
-// CPU seconds (user + system) of this process's threads named `name`.
-double ThreadGroupCpuSeconds(const std::string& name) {
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  double total = 0;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return 0;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    const std::string base = std::string("/proc/self/task/") + entry->d_name;
-    std::ifstream comm(base + "/comm");
-    std::string thread_name;
-    std::getline(comm, thread_name);
-    if (thread_name != name) continue;
-    std::ifstream stat(base + "/stat");
-    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = content.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(content.substr(close + 2));
-    std::string field;
-    unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-      if (i == 14) utime = std::stoull(field);
-      if (i == 15) stime = std::stoull(field);
-    }
-    total += static_cast<double>(utime + stime) / ticks;
-  }
-  closedir(dir);
-  return total;
-}
-
 // copse_podgroup_attempt_duration_seconds by result ("scheduled",
 // "unschedulable", "error"): the scheduler loop's time per pod group unit it
 // popped. A unit popped while every member is already assumed or bound
@@ -483,8 +451,8 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   if (Status s = CreateGroups(cluster, shape.measured); !s.ok()) return s.error();
   std::vector<std::pair<std::string, TimePoint>> created;
   created.reserve(static_cast<size_t>(shape.measured.pods()));
-  const double cpu_before = ThreadGroupCpuSeconds(kSchedulerThreadName);
-  const double api_cpu_before = ThreadGroupCpuSeconds(kServerThreadName);
+  const double cpu_before = NamedThreadsCpuSeconds(kSchedulerThreadName);
+  const double api_cpu_before = NamedThreadsCpuSeconds(kServerThreadName);
   const uint64_t rv_before = cluster.store->CurrentResourceVersion();
   const scheduler::SchedulerStats before = cluster.sched->stats();
   const GroupCycles cycles_before = ReadGroupCycles(*cluster.metrics);
@@ -495,8 +463,8 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   const Status waited =
       WaitFor(bound, total_pods, "schedule", std::chrono::seconds(600), progress);
   const TimePoint stopped = SteadyClock::now();
-  const double cpu = ThreadGroupCpuSeconds(kSchedulerThreadName) - cpu_before;
-  const double api_cpu = ThreadGroupCpuSeconds(kServerThreadName) - api_cpu_before;
+  const double cpu = NamedThreadsCpuSeconds(kSchedulerThreadName) - cpu_before;
+  const double api_cpu = NamedThreadsCpuSeconds(kServerThreadName) - api_cpu_before;
   const uint64_t store_writes = cluster.store->CurrentResourceVersion() - rv_before;
   const scheduler::SchedulerStats after = cluster.sched->stats();
   const GroupCycles cycles_after = ReadGroupCycles(*cluster.metrics);
@@ -653,7 +621,7 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
     if (Status s = CreateGroups(cluster, d); !s.ok()) return s.error();
   }
   std::vector<std::pair<std::string, TimePoint>> created;
-  const double cpu_before = ThreadGroupCpuSeconds(kSchedulerThreadName);
+  const double cpu_before = NamedThreadsCpuSeconds(kSchedulerThreadName);
   const scheduler::SchedulerStats before = cluster.sched->stats();
   const TimePoint start = SteadyClock::now();
   if (Status s = CreatePods(cluster, high, &created); !s.ok()) return s.error();
@@ -669,7 +637,7 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
       !s.ok()) {
     return s.error();
   }
-  const double cpu = ThreadGroupCpuSeconds(kSchedulerThreadName) - cpu_before;
+  const double cpu = NamedThreadsCpuSeconds(kSchedulerThreadName) - cpu_before;
   const scheduler::SchedulerStats after = cluster.sched->stats();
   // Each doomed gang has had at least one full attempt (its PodGroupScheduled
   // condition is written at the end of one), so its chance to evict is past.

@@ -58,36 +58,6 @@ constexpr const char* kSchedulerThread = "copse-sched";
 constexpr const char* kNamespace = "bench";
 constexpr const char* kRackLabel = "copse.dev/rack";
 
-// CPU seconds (user + system) of this process's threads named `name`.
-double NamedThreadsCpuSeconds(const std::string& name) {
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  double total = 0;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return 0;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] == '.') continue;
-    const std::string base = std::string("/proc/self/task/") + entry->d_name;
-    std::ifstream comm(base + "/comm");
-    std::string thread_name;
-    std::getline(comm, thread_name);
-    if (thread_name != name) continue;
-    std::ifstream stat(base + "/stat");
-    std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    const size_t close = content.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(content.substr(close + 2));
-    std::string field;
-    unsigned long long utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-      if (i == 14) utime = std::stoull(field);
-      if (i == 15) stime = std::stoull(field);
-    }
-    total += static_cast<double>(utime + stime) / ticks;
-  }
-  closedir(dir);
-  return total;
-}
-
 // When each pod of the bench namespace got its node (first time seen bound).
 class BindWatcher {
  public:
@@ -237,7 +207,7 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
   const int64_t racks = std::max<int64_t>(1, std::min<int64_t>(50, nodes));
 
   Cluster cluster;
-  pthread_setname_np(pthread_self(), "copse-api");
+  NameThisThread("copse-api");
   api::StoreOptions store_options;
   store_options.watch_history = static_cast<size_t>((gangs + kWarmupGangs) * 4 * 4 + 200'000);
   cluster.store = api::NewStore(store_options);
@@ -269,7 +239,7 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
   cluster.server = std::move(server).value();
 
   // Threads created from here on (client I/O, loop, oneTBB workers) are the scheduler's.
-  pthread_setname_np(pthread_self(), kSchedulerThread);
+  NameThisThread(kSchedulerThread);
   kube::ClientConfig config;
   config.server = options.tls ? cluster.server->https_url() : cluster.server->http_url();
   config.ca_pem = cluster.server->ca_pem();
@@ -282,7 +252,7 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
   if (!created_scheduler.ok()) return created_scheduler.error();
   cluster.sched = std::move(created_scheduler).value();
   cluster.sched->Start();
-  pthread_setname_np(pthread_self(), "copse-bench");
+  NameThisThread("copse-bench");
   if (!cluster.sched->WaitForSync(std::chrono::seconds(60))) {
     return MakeError(ErrorCode::kInternal, "scheduler informers did not sync");
   }
