@@ -188,6 +188,7 @@ size_t Snapshot::Sync(std::span<const NodeInfo* const> nodes) {
   if (nodes.size() < old_size) Resize(nodes.size());
   if (nodes.size() > old_size) Resize(nodes.size());
   size_t copied = 0;
+  scratch_rows_.clear();  // every row is checked below
   for (NodeIndex n = 0; n < nodes.size(); ++n) {
     const NodeInfo& node = *nodes[n];
     // Generations come from one process-wide counter, so an equal (non-zero)
@@ -197,6 +198,24 @@ size_t Snapshot::Sync(std::span<const NodeInfo* const> nodes) {
     ++copied;
   }
   return copied;
+}
+
+bool Snapshot::SyncRow(NodeIndex n, const NodeInfo& node) {
+  COPSE_CHECK(n < num_nodes());
+  if (generations_[n] == node.generation() && generations_[n] != 0) return false;
+  WriteRow(n, node);
+  return true;
+}
+
+std::vector<NodeIndex> Snapshot::TakeScratchRows() {
+  std::vector<NodeIndex> rows;
+  rows.swap(scratch_rows_);
+  return rows;
+}
+
+void Snapshot::MarkScratch(NodeIndex n) {
+  if (generations_[n] != 0) scratch_rows_.push_back(n);
+  generations_[n] = 0;
 }
 
 void Snapshot::AddPod(NodeIndex n, PodRef pod) {
@@ -212,7 +231,7 @@ void Snapshot::AddPod(NodeIndex n, PodRef pod) {
   used_ports_[n].insert(used_ports_[n].end(), pod->host_ports.begin(), pod->host_ports.end());
   pods_[n].push_back(std::move(pod));
   RebuildAffinityLists(n);
-  generations_[n] = 0;
+  MarkScratch(n);
 }
 
 bool Snapshot::RemovePod(NodeIndex n, std::string_view uid) {
@@ -233,12 +252,13 @@ bool Snapshot::RemovePod(NodeIndex n, std::string_view uid) {
   }
   pods.erase(it);
   RebuildAffinityLists(n);
-  generations_[n] = 0;
+  MarkScratch(n);
   return true;
 }
 
 void Snapshot::CopyNodeFrom(const Snapshot& other, NodeIndex n) {
   COPSE_CHECK(n < num_nodes() && n < other.num_nodes() && names_[n] == other.names_[n]);
+  scratch_rows_.push_back(n);  // its generation may not match the syncer's node
   generations_[n] = other.generations_[n];
   EnsureResourceColumns(other.allocatable_.size());
   for (size_t r = 0; r < allocatable_.size(); ++r) {

@@ -105,6 +105,21 @@ class Snapshot {
   // Makes row i mirror *nodes[i], copying only rows whose name or generation
   // differ; drops rows beyond nodes.size(). Returns the number of rows copied.
   size_t Sync(std::span<const NodeInfo* const> nodes);
+  // Incremental form of Sync for a caller that knows which rows may have
+  // changed since its last Sync of this snapshot: re-checks only row `n`
+  // (which must exist) against `node`. Returns whether the row was copied.
+  bool SyncRow(NodeIndex n, const NodeInfo& node);
+  // Rows edited by AddPod/RemovePod/CopyNodeFrom since the last call or full
+  // Sync (possibly repeated); an incremental syncer must re-check them too.
+  std::vector<NodeIndex> TakeScratchRows();
+  // Opaque mark of who synced this snapshot last and at which step (see
+  // scheduler::Cache::UpdateSnapshot); a copy carries its source's mark.
+  struct SyncMark {
+    const void* source = nullptr;
+    uint64_t step = 0;
+  };
+  const SyncMark& sync_mark() const noexcept { return sync_mark_; }
+  void set_sync_mark(SyncMark mark) noexcept { sync_mark_ = mark; }
   void SetNamespaceLabels(std::string ns, Labels labels);
   void RemoveNamespace(std::string_view ns);
   void SetPodDisruptionBudgets(std::vector<PodDisruptionBudgetInfo> pdbs);
@@ -175,12 +190,15 @@ class Snapshot {
   void SetName(NodeIndex n, const std::string& name);
   TaintId InternTaint(const Taint& taint);
   void RebuildAffinityLists(NodeIndex n);
+  void MarkScratch(NodeIndex n);  // generation 0 and remembered in scratch_rows_
   void SetLabelIds(NodeIndex n);
 
   const ResourceNames* resources_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, NodeIndex, StringHash, std::equal_to<>> name_index_;
   std::vector<uint64_t> generations_;
+  std::vector<NodeIndex> scratch_rows_;  // rows edited since the last Sync/Take
+  SyncMark sync_mark_;
   std::vector<Labels> labels_;
   std::vector<std::vector<int64_t>> allocatable_;  // [resource][node]
   std::vector<std::vector<int64_t>> requested_;    // [resource][node]

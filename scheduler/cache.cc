@@ -7,15 +7,25 @@ namespace copse::scheduler {
 Cache::Cache(const Clock& clock, Clock::Duration assumed_ttl)
     : clock_(clock), assumed_ttl_(assumed_ttl) {}
 
+void Cache::TouchLocked(size_t index) {
+  if (index >= touched_flag_.size()) touched_flag_.resize(nodes_.size(), 0);
+  if (touched_flag_[index] != 0) return;
+  touched_flag_[index] = 1;
+  touched_.push_back(static_cast<uint32_t>(index));
+}
+
 NodeInfo* Cache::FindNodeLocked(std::string_view name) {
   auto it = node_index_.find(name);
-  return it == node_index_.end() ? nullptr : nodes_[it->second].get();
+  if (it == node_index_.end()) return nullptr;
+  TouchLocked(it->second);
+  return nodes_[it->second].get();
 }
 
 NodeInfo& Cache::UpsertNodeLocked(std::string_view name) {
   if (NodeInfo* node = FindNodeLocked(name)) return *node;
   node_index_.emplace(std::string(name), nodes_.size());
   nodes_.push_back(std::make_unique<NodeInfo>(std::string(name)));
+  rows_reordered_ = true;
   NodeInfo& node = *nodes_.back();
   // Pods that arrived before their node.
   for (auto& [uid, state] : pods_) {
@@ -30,6 +40,7 @@ void Cache::RemoveNode(std::string_view name) {
   if (it == node_index_.end()) return;
   const size_t index = it->second;
   node_index_.erase(it);
+  rows_reordered_ = true;
   if (index + 1 != nodes_.size()) {
     nodes_[index] = std::move(nodes_.back());
     node_index_[nodes_[index]->name()] = index;
@@ -175,10 +186,27 @@ void Cache::RemovePodDisruptionBudget(const std::string& key) {
 
 size_t Cache::UpdateSnapshot(Snapshot& snapshot) {
   std::lock_guard lock(mu_);
-  node_ptrs_.clear();
-  node_ptrs_.reserve(nodes_.size());
-  for (const auto& node : nodes_) node_ptrs_.push_back(node.get());
-  const size_t copied = snapshot.Sync(node_ptrs_);
+  size_t copied = 0;
+  const bool incremental = !rows_reordered_ && snapshot.num_nodes() == nodes_.size() &&
+                           snapshot.sync_mark().source == this &&
+                           snapshot.sync_mark().step == sync_step_;
+  if (incremental) {
+    for (uint32_t row : touched_) copied += snapshot.SyncRow(row, *nodes_[row]) ? 1 : 0;
+    for (NodeIndex row : snapshot.TakeScratchRows()) {
+      copied += snapshot.SyncRow(row, *nodes_[row]) ? 1 : 0;
+    }
+  } else {
+    node_ptrs_.clear();
+    node_ptrs_.reserve(nodes_.size());
+    for (const auto& node : nodes_) node_ptrs_.push_back(node.get());
+    copied = snapshot.Sync(node_ptrs_);
+  }
+  for (uint32_t row : touched_) {
+    if (row < touched_flag_.size()) touched_flag_[row] = 0;
+  }
+  touched_.clear();
+  rows_reordered_ = false;
+  snapshot.set_sync_mark({this, ++sync_step_});
   if (namespaces_dirty_) {
     // Drop namespaces that are gone, then (re)set the rest.
     std::vector<std::string> stale;

@@ -137,6 +137,15 @@ class Cache {
   std::map<std::string, PodDisruptionBudgetInfo, std::less<>> pdbs_;
   bool pdbs_dirty_ = true;
   std::vector<const NodeInfo*> node_ptrs_;  // scratch for UpdateSnapshot
+  // Rows handed out for mutation since the last UpdateSnapshot (touched_flag_
+  // dedupes), so that the snapshot that call synced is brought up to date by
+  // re-checking only them; any other snapshot, or a change in the number or
+  // order of nodes, gets a full Sync.
+  std::vector<uint32_t> touched_;
+  std::vector<uint8_t> touched_flag_;
+  bool rows_reordered_ = true;
+  uint64_t sync_step_ = 0;
+  void TouchLocked(size_t index);
 };
 
 }  // namespace copse::scheduler

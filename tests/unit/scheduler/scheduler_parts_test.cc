@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "core/clock.h"
 #include "kube/pod.h"
 #include "plugins/defaults/defaults.h"
@@ -88,6 +90,71 @@ TEST(Cache, PodsBeforeTheirNodeAndNodeRemovalKeepRowsStable) {
   ASSERT_EQ(snapshot.num_nodes(), 2u);
   EXPECT_EQ(snapshot.node_name(0), "late-node");
   EXPECT_EQ(snapshot.requested(kResourceIdCpu, 0), 1000);
+}
+
+// The snapshot the cache synced last is brought up to date by re-checking
+// only the rows touched since (and rows the cycle edited itself); it must
+// always equal a snapshot synced from scratch.
+TEST(Cache, IncrementalSnapshotMatchesAFullSync) {
+  // Every change goes to both caches: `cache` syncs one snapshot over and
+  // over, `mirror` syncs a new snapshot (in full) each time.
+  FakeClock clock;
+  Cache cache(clock, std::chrono::seconds(30));
+  Cache mirror(clock, std::chrono::seconds(30));
+  ResourceNames names;
+  std::mt19937 rng(7);
+  auto add_node = [&](const std::string& name) {
+    for (Cache* c : {&cache, &mirror}) {
+      c->UpsertNode(name, [&](NodeInfo& n) {
+        n.SetAllocatable(plugins::testing::MakeResources(names, {{"cpu", "64"}, {"pods", "200"}}));
+      });
+    }
+  };
+  for (int i = 0; i < 20; ++i) add_node("n" + std::to_string(i));
+  Snapshot incremental(names);
+  cache.UpdateSnapshot(incremental);
+  std::vector<std::shared_ptr<const PodInfo>> pods;
+  int next_node = 20;
+  for (int step = 0; step < 400; ++step) {
+    const int op = static_cast<int>(rng() % 10);
+    const std::string node = "n" + std::to_string(rng() % static_cast<unsigned>(next_node));
+    if (op < 5) {
+      auto pod = OnNode(PodBuilder("p" + std::to_string(step)).Requests(names, {{"cpu", "1"}}).Obj(), node);
+      for (Cache* c : {&cache, &mirror}) {
+        if (op < 3) {
+          ASSERT_TRUE(c->AssumePod(pod).ok());
+        } else {
+          c->AddOrUpdatePod(pod);
+        }
+      }
+      pods.push_back(pod);
+    } else if (op < 7 && !pods.empty()) {
+      const size_t i = rng() % pods.size();
+      for (Cache* c : {&cache, &mirror}) c->RemovePod(pods[i]->uid);
+      pods.erase(pods.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (op == 7) {
+      // A cycle's own edit of the synced snapshot (e.g. a nominated pod).
+      auto row = incremental.FindNode(node);
+      if (row) incremental.AddPod(*row, OnNode(PodBuilder("scratch" + std::to_string(step)).Requests(names, {{"cpu", "2"}}).Obj(), node));
+    } else if (op == 8) {
+      if (rng() % 4 == 0) {
+        for (Cache* c : {&cache, &mirror}) c->RemoveNode(node);
+      } else {
+        add_node("n" + std::to_string(next_node++));
+      }
+    }
+    if (rng() % 3 == 0) continue;  // several changes between syncs
+    cache.UpdateSnapshot(incremental);
+    Snapshot full(names);
+    mirror.UpdateSnapshot(full);
+    ASSERT_EQ(incremental.num_nodes(), full.num_nodes()) << "step " << step;
+    for (NodeIndex n = 0; n < full.num_nodes(); ++n) {
+      ASSERT_EQ(incremental.node_name(n), full.node_name(n)) << "step " << step;
+      ASSERT_EQ(incremental.requested(kResourceIdCpu, n), full.requested(kResourceIdCpu, n))
+          << "step " << step << " node " << full.node_name(n);
+      ASSERT_EQ(incremental.requested(kResourceIdPods, n), full.requested(kResourceIdPods, n));
+    }
+  }
 }
 
 TEST(Convert, PodFieldsAndErrorsNameTheField) {
