@@ -134,10 +134,10 @@ class Pass {
     if (!s.ok() && first_error_.ok()) first_error_ = s;
   }
 
+  // The template sets replicas when the PodClique is created; afterwards they
+  // belong to its scale subresource (kubectl scale, HPA, KEDA), as upstream.
   int32_t PodCliqueReplicas(const std::string& fqn, const api::PodCliqueTemplateSpec& clique) {
-    if (clique.spec.scale_config.has_value()) {
-      if (auto existing = ctx_.caches->pclq.Get(ns_, fqn)) return existing->spec.replicas;
-    }
+    if (auto existing = ctx_.caches->pclq.Get(ns_, fqn)) return existing->spec.replicas;
     return clique.spec.replicas;
   }
 
@@ -303,8 +303,8 @@ class Pass {
       }
       if (runtime::IsTerminating(existing->meta) || !OwnedByMe(existing->meta)) continue;
       api::PodCliqueScalingGroup updated = *existing;
-      // Replicas follow the template unless an autoscaler owns them.
-      if (!config.scale_config.has_value()) updated.spec.replicas = desired.spec.replicas;
+      // Replicas are the template's only at creation; afterwards the scale
+      // subresource owns them (kubectl scale, HPA, KEDA), as upstream.
       updated.spec.min_available = desired.spec.min_available;
       updated.spec.clique_names = desired.spec.clique_names;
       for (const auto& [k, v] : desired.meta.labels) updated.meta.labels[k] = v;
