@@ -439,6 +439,23 @@ class Placer {
       }
     }
     for (size_t t = 0; t < trees_.size(); ++t) fits_[t].resize(classes_.size());
+    MergeFitClasses();
+  }
+
+  // fit_class_ from the classes' requests and (once filtered) masks.
+  void MergeFitClasses() {
+    fit_class_.resize(classes_.size());
+    for (size_t c = 0; c < classes_.size(); ++c) {
+      fit_class_[c] = static_cast<uint32_t>(c);
+      for (size_t e = 0; e < c; ++e) {
+        if (fit_class_[e] != e) continue;
+        if (classes_[e].rep->requests == classes_[c].rep->requests &&
+            classes_[e].feasible == classes_[c].feasible) {
+          fit_class_[c] = static_cast<uint32_t>(e);
+          break;
+        }
+      }
+    }
   }
 
   // One PreFilter + Filter pass over every node per pod class (pass 2).
@@ -449,6 +466,7 @@ class Placer {
     for (auto& per_tree : fits_) {
       for (auto& fits : per_tree) fits.reset();  // counted again with the masks
     }
+    MergeFitClasses();
     return true;
   }
 
@@ -718,13 +736,18 @@ class Placer {
     topology::Demand demand;
   };
 
+  // Per fit class (fit_class_): one need with the counts of its classes summed.
   Ranking MakeDemand(LevelRef r, std::span<const uint32_t> counts, const Scope& scope) {
     Ranking ranking;
-    for (size_t c = 0; c < counts.size(); ++c) {
-      if (counts[c] == 0) continue;
-      ranking.needs.push_back({FitsFor(r, static_cast<uint32_t>(c), scope), counts[c]});
+    std::vector<uint32_t> merged(classes_.size(), 0);
+    for (size_t c = 0; c < counts.size() && c < classes_.size(); ++c) {
+      merged[fit_class_[c]] += counts[c];
+    }
+    for (size_t c = 0; c < merged.size(); ++c) {
+      if (merged[c] == 0) continue;
+      ranking.needs.push_back({FitsFor(r, static_cast<uint32_t>(c), scope), merged[c]});
       ranking.need_class.push_back(static_cast<uint32_t>(c));
-      ranking.demand.Add(classes_[c].rep->requests, counts[c]);
+      ranking.demand.Add(classes_[c].rep->requests, merged[c]);
     }
     ranking.demand.classes = ranking.needs;
     return ranking;
@@ -1218,6 +1241,12 @@ class Placer {
   std::unordered_set<std::string> member_uids_;
   std::unordered_map<const PodInfo*, std::pair<int, size_t>> position_;
   std::vector<ClassInfo> classes_;
+  // fit_class_[c]: the first class with c's requests and Filter mask. Classes
+  // that differ only in what their Filter verdicts did not depend on (e.g.
+  // the subgroup label) count as one in fit counts and rankings: counted
+  // apart, each would claim the same free slots (an upper bound per class),
+  // and a domain could rank as holding replicas it cannot hold together.
+  std::vector<uint32_t> fit_class_;
 
   std::vector<std::string> tree_keys_;
   std::vector<DomainTree*> trees_;

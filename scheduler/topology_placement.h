@@ -23,7 +23,10 @@
 //   1. Pod classes: members with the same signature share one PreFilter +
 //      Filter pass over every node: the class's feasibility mask, from which
 //      fit counts per domain follow (topology/fit.h), kept up to date as pods
-//      are placed. (Optimistic first pass, TopologyPlacementOptions::
+//      are placed. Classes with the same requests and the same Filter mask
+//      (e.g. replicas whose pods differ only in their subgroup label) are
+//      counted as one, so that two replicas never both claim the same free
+//      slots. (Optimistic first pass, TopologyPlacementOptions::
 //      optimistic: no masks, fit counts from free capacity alone, which are
 //      upper bounds, and one candidate per required level; steps 2-4 run
 //      with masks only when that pass fails.)
