@@ -48,9 +48,6 @@
 
 namespace copse::scheduler {
 
-int RunGrove(int argc, char** argv);
-int RunInitc(int argc, char** argv);
-
 namespace po = boost::program_options;
 
 namespace {

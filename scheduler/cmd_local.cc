@@ -20,6 +20,8 @@
 #include "kube/apiserver/synthetic.h"
 #include "deploy/crds.h"
 #include "grove/operator.h"
+#include "grove/webhook/webhook.h"
+#include "kube/apiserver/admission.h"
 #include "kube/client.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/registry.h"
@@ -171,6 +173,11 @@ int RunLocal(int argc, char** argv) {
     std::cerr << "copse local: installing CRDs: " << st.error().message << "\n";
     return 1;
   }
+  // ValidatingWebhookConfigurations are served and called on writes, as by a real API server.
+  if (Status st = api::InstallAdmissionRegistration(*store); !st.ok()) {
+    std::cerr << "copse local: admission registration: " << st.error().message << "\n";
+    return 1;
+  }
   api::NodeSimulatorOptions sim_options;
   sim_options.pod_start_delay = std::chrono::milliseconds(pod_ready_delay_ms);
   sim_options.node_heartbeat_interval = std::chrono::seconds(10);
@@ -227,6 +234,7 @@ int RunLocal(int argc, char** argv) {
   // The Grove operator, also a plain client of the API server.
   std::unique_ptr<kube::IoThread> grove_io;
   std::unique_ptr<grove::Operator> grove_operator;
+  std::unique_ptr<grove::webhook::Server> grove_webhook;
   if (!no_grove) {
     grove_io = std::make_unique<kube::IoThread>(1);
     kube::ClientConfig config;
@@ -243,6 +251,29 @@ int RunLocal(int argc, char** argv) {
       return 1;
     }
     grove_operator = std::move(started).value();
+    // Grove's validating webhook, registered with the embedded API server the
+    // way a real cluster registers it, so kubectl apply of an invalid
+    // PodCliqueSet is refused through the same path.
+    grove::Operator* validator = grove_operator.get();
+    auto webhook = grove::webhook::Server::Start(
+        [validator](std::string_view object, std::string_view old) {
+          return validator->ValidatePodCliqueSet(object, old);
+        },
+        grove::webhook::ServerOptions());
+    if (!webhook.ok()) {
+      std::cerr << "copse local: grove webhook: " << webhook.error().ToString() << "\n";
+      return 1;
+    }
+    grove_webhook = std::move(webhook).value();
+    auto registered = store->Create(
+        api::kValidatingWebhookConfigurations, "",
+        grove::webhook::ValidatingWebhookConfiguration("copse-grove", grove_webhook->url(),
+                                                       grove_webhook->ca_pem()));
+    if (!registered.ok()) {
+      std::cerr << "copse local: registering the grove webhook: " << registered.error().ToString()
+                << "\n";
+      return 1;
+    }
   }
 
   kubeconfig_out = std::filesystem::absolute(kubeconfig_out).string();
@@ -258,6 +289,7 @@ int RunLocal(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << "copse local: shutting down (signal " << sig << ")" << std::endl;
+  if (grove_webhook) grove_webhook->Stop();
   if (grove_operator) grove_operator->Stop();
   grove_operator.reset();
   grove_io.reset();

@@ -10,6 +10,10 @@ std::span<const Command> Commands() {
       {"run", "the scheduler against a cluster (--kubeconfig F | --in-cluster), leader-elected",
        &RunRun},
       {"bench", "benchmarks on synthetic clusters (copse bench --list)", &RunBench},
+      {"grove", "the Grove operator (and its admission webhook) alone, against a cluster",
+       &RunGrove},
+      {"initc", "Grove's startup-order init container: waits for the cliques it starts after",
+       &RunInitc},
   };
   return kCommands;
 }

@@ -27,5 +27,7 @@ std::span<const Command> Commands();
 int RunLocal(int argc, char** argv);  // scheduler/cmd_local.cc
 int RunBench(int argc, char** argv);  // scheduler/cmd_bench.cc
 int RunRun(int argc, char** argv);    // scheduler/cmd_run.cc
+int RunGrove(int argc, char** argv);  // scheduler/cmd_grove.cc
+int RunInitc(int argc, char** argv);  // scheduler/cmd_grove.cc
 
 }  // namespace copse::scheduler

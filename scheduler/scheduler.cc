@@ -323,6 +323,34 @@ struct Scheduler::Impl {
                        "InconsistentSpec", warning);
     }
     ApplyDecision(gangs.SetSpec(kind, std::move(spec).value()));
+    ReleaseIfUnused(kind, object);
+  }
+
+  // A group being deleted whose members are all gone loses copse's
+  // protection finalizer. Called on every update of the group object (so a
+  // removal patch that lost a conflict is retried with the newer version) and
+  // once after the pods are known at start-up (members that vanished while
+  // copse was down). Before the pods are synced nothing is known to be gone.
+  template <typename T>
+  void ReleaseIfUnused(PodInfo::GroupKind kind, const std::shared_ptr<const T>& object) {
+    if (!object || !object->meta.deletion_timestamp.has_value()) return;
+    if (!pod_informer || !pod_informer->HasSynced()) return;
+    const GangTracker::GroupInfo info =
+        gangs.Info(GroupUnitKey(kind, object->meta.namespace_, object->meta.name));
+    if (info.pending != 0 || info.bound != 0) return;
+    SetProtection(object,
+                  kind == PodInfo::GroupKind::kCopsePodGroup ? kube::resources::kCopsePodGroups
+                                                             : kube::resources::kPodGroups,
+                  false);
+  }
+
+  void ReleaseUnusedGroups() {
+    for (const auto& g : pod_group_informer->List()) {
+      ReleaseIfUnused(PodInfo::GroupKind::kWorkloadPodGroup, g);
+    }
+    for (const auto& g : copse_pod_group_informer->List()) {
+      ReleaseIfUnused(PodInfo::GroupKind::kCopsePodGroup, g);
+    }
   }
 
   // An event on a gang object, once per (object, generation, reason, message).
@@ -1237,6 +1265,7 @@ void Scheduler::Start() {
         break;
       }
     }
+    if (!impl.stopping.load()) impl.ReleaseUnusedGroups();
     impl.Loop();
   });
 }

@@ -455,7 +455,16 @@ HttpResponse Handler::HandleResource(Request& req) {
   // Validating admission webhooks (kube/apiserver/admission.h) for writes of main resources.
   if (auto denied = AdmitWrite(*store_, info, req.version, method, req.ns, req.name, req.subresource,
                                req.http->body, content_type, dry_run)) {
-    return fail(*denied);
+    std::string name = req.name;
+    if (name.empty()) {  // a create: the name is in the body
+      json body = json::parse(req.http->body, nullptr, false);
+      if (const json* n = body.is_object() ? FindPath(body, "metadata.name") : nullptr;
+          n != nullptr && n->is_string()) {
+        name = n->get<std::string>();
+      }
+    }
+    std::string_view kind = denied->reason == "Invalid" ? std::string_view(info.kind) : info.resource;
+    return ErrorResponse(*denied, name, info.group, kind);
   }
 
   // ---- collection

@@ -81,16 +81,6 @@ std::set<std::string> Names(const json& list) {
   return out;
 }
 
-// Names of the items not being deleted (no deletionTimestamp).
-std::set<std::string> LiveNames(const json& list) {
-  std::set<std::string> out;
-  for (const auto& item : Items(list)) {
-    if (!item["metadata"].contains("deletionTimestamp"))
-      out.insert(item["metadata"].value("name", ""));
-  }
-  return out;
-}
-
 // The object's condition of `type`, or an empty object.
 json Condition(const json& object, const std::string& type) {
   if (!object.is_object() || !object.contains("status") || !object["status"].is_object()) {
@@ -639,18 +629,16 @@ TEST(GroveE2E, ScaleScalingGroupOutAndInWithKubectl) {
       << scale.out;
 
   // In: back to one replica. The scaled gangs go with their cliques and
-  // pods, and their copse PodGroups are deleted; the base gang's pods are
-  // untouched. (A deleted copse PodGroup can stay Terminating: the
-  // scheduler's pod-group-protection finalizer removal is a merge patch
-  // conditional on the cached resourceVersion and is not retried when the
-  // deletion itself races with it - a scheduler issue, so this checks the
-  // deletion, not the finalizer's release.)
+  // pods, and their copse PodGroups are gone (the scheduler releases its
+  // pod-group-protection finalizer once no member is left, even when the
+  // deletion races with the members' own); the base gang's pods are
+  // untouched.
   scaled = cluster.Kubectl({"scale", "pcsg/" + decode, "--replicas=1"});
   ASSERT_EQ(scaled.exit_code, 0) << scaled.out;
   ASSERT_TRUE(Eventually([&] {
     pods = PcsPods(cluster, "serve");
     return pods.size() == 4 && Names(GetJson(cluster, {kPodGangs})) == ServeGangs(1) &&
-           LiveNames(GetJson(cluster, {kCopsePodGroups})) == ServeGangs(1);
+           Names(GetJson(cluster, {kCopsePodGroups})) == ServeGangs(1);
   })) << pods.size()
       << " pods";
   EXPECT_EQ(Names(GetJson(cluster, {kPodCliques})), CliqueNames(ServeCliques(1)));
@@ -699,7 +687,7 @@ spec:
 // PodCliqueSet is stored (the operator then creates nothing for it, as the
 // integration tests show, but kubectl reports success). Enable it with that
 // wiring (grove/README.md "Using it" shows the calls).
-TEST(GroveE2E, DISABLED_InvalidPodCliqueSetIsRejectedByTheWebhookAndCreatesNothing) {
+TEST(GroveE2E, InvalidPodCliqueSetIsRejectedByTheWebhookAndCreatesNothing) {
   if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
   LocalCluster cluster({"--nodes", "2", "--node-shape", "cpu=8,memory=32Gi"});
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
