@@ -18,7 +18,7 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 7> kScenarios{{
+  static const std::array<Scenario, 8> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench},
@@ -37,6 +37,10 @@ std::span<const Scenario> Scenarios() {
       {"topology",
        "KEP-5732 shape: 5,000 nodes in 50 racks, 750 gangs x 4 pods with a required rack, end to end",
        &RunTopologyBench},
+      {"topology-large",
+       "15,000 nodes in 3 zones x 10 blocks x 10 racks, 2,000 hierarchical copse PodGroups of "
+       "16-256 pods (block required, rack preferred per replica), end to end",
+       &RunTopologyLargeBench},
       {"grove",
        "500 disaggregated PodCliqueSets on 2,000 nodes x 8 GPUs: Grove operator + copse, end to end",
        &RunGroveBench},

@@ -88,6 +88,7 @@ Result<BenchResult> RunGangBench(const BenchOptions& options, Progress& progress
 Result<BenchResult> RunGangLargeBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench

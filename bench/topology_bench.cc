@@ -11,6 +11,46 @@
 //             copse.dev/rack, created before their pods.
 //             Targets: >= 15,000 pods/s, every gang in a single rack.
 //
+//   topology-large  15,000 nodes (cpu 64, memory 256Gi: 18 pods of 3500m /
+//             14Gi each) in 3 zones x 10 blocks x 10 racks (50 nodes per
+//             rack, 500 per block), a copse Topology `dc` (zone > block >
+//             rack > hostname), and 2,000 hierarchical copse PodGroups
+//             (scheduling.copse.dev/v1alpha1): R replicas (subgroups r0..) of
+//             S pods, S uniform in {8, 16, 32}, R uniform in [2, 256 / S]
+//             (16..256 pods, mean ~146, 292,288 pods in 20,453 replicas;
+//             SplitMix64 with a fixed seed, so every run submits the same
+//             gangs). requiredTopologyLevel block on the gang,
+//             preferredTopologyLevel rack on every replica; minMember is the
+//             whole gang (every replica required). The demand (108% of the
+//             270,000 pod slots) is sized so that most gangs fit and the last
+//             ones do not.
+//             Phase 1, not measured: every gang's pods, then a wait until the
+//             scheduler has observed them all (it marks each pod once as
+//             waiting for its PodGroup). Phase 2, measured: the 2,000
+//             PodGroups back to back; a gang is complete, and schedulable,
+//             when its PodGroup is created. The run ends when every gang is
+//             bound whole or its PodGroup reports phase Unschedulable (the
+//             cluster only fills up, so it cannot fit later) and no pod was
+//             bound for a second.
+//             Why pods first: while a PodGroup exists with fewer members
+//             observed than its minimum, the scheduler rewrites the
+//             PodScheduled condition of every waiting member each time one
+//             more member is observed ("waiting for members: 60 of 224"), so
+//             a gang of n pods arriving one by one costs ~n^2/2 pod status
+//             writes and events (a 256-pod gang ~33,000); with the PodGroup
+//             created first, 20,000 pods did not finish in 600 s.
+//             Figures: gangs bound, pods/s (bound pods / first PodGroup
+//             created -> last pod bound), p50_ms / p99_ms per pod (its
+//             PodGroup created -> bound), gang_p50_ms / gang_p99_ms (PodGroup
+//             created -> last member bound), subgroup_one_rack_fraction
+//             (bound replicas whose pods share a rack), gang_one_block_fraction
+//             (bound gangs in one block; must be 1), gangs_partially_bound
+//             (must be 0), nodes_over_allocatable (nodes holding more than
+//             18 of these pods; must be 0), bind_failures. Latencies include
+//             queueing behind earlier gangs.
+//             --nodes N (>= 300) keeps the 300 racks and scales the gang count
+//             with it (2,000 x N / 15,000); --pods P draws gangs until P pods.
+//
 // Figures as in `gang`: pods/s = measured pods / (last bound - first
 // created); latency = created -> bound; gang attempt time = the scheduler's
 // loop seconds / attempts over the measured phase; scheduler CPU = the
@@ -24,6 +64,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -33,6 +74,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -44,6 +86,7 @@
 #include "kube/client.h"
 #include "kube/object.h"
 #include "kube/pod_group.h"
+#include "kube/topology.h"
 #include "scheduler/scheduler.h"
 
 namespace copse::bench {
@@ -184,6 +227,39 @@ Status CreateGangs(Cluster& cluster, const std::string& prefix, int64_t gangs,
   return Status::Ok();
 }
 
+// Starts the API server on the store and the scheduler as its HTTP client,
+// and waits for the scheduler's informers to sync.
+Status StartServerAndScheduler(Cluster& cluster, const BenchOptions& options) {
+  api::Options server_options;
+  server_options.store = cluster.store;
+  server_options.threads = 1;
+  server_options.serve_https = options.tls;
+  server_options.serve_http = !options.tls;
+  auto server = api::ApiServer::Start(server_options);
+  if (!server.ok()) return server.error();
+  cluster.server = std::move(server).value();
+
+  // Threads created from here on (client I/O, loop, oneTBB workers) are the scheduler's.
+  NameThisThread(kSchedulerThread);
+  kube::ClientConfig config;
+  config.server = options.tls ? cluster.server->https_url() : cluster.server->http_url();
+  config.ca_pem = cluster.server->ca_pem();
+  config.max_connections = 128;
+  cluster.io = std::make_unique<kube::IoThread>(1);
+  auto client = kube::Client::Create(config, cluster.io->executor());
+  if (!client.ok()) return client.error();
+  scheduler::SchedulerOptions scheduler_options;
+  auto created_scheduler = scheduler::Scheduler::Create(*client, scheduler_options);
+  if (!created_scheduler.ok()) return created_scheduler.error();
+  cluster.sched = std::move(created_scheduler).value();
+  cluster.sched->Start();
+  NameThisThread("copse-bench");
+  if (!cluster.sched->WaitForSync(std::chrono::seconds(60))) {
+    return MakeError(ErrorCode::kInternal, "scheduler informers did not sync");
+  }
+  return Status::Ok();
+}
+
 Status WaitBound(BindWatcher& watcher, int64_t target, std::string_view phase, Progress& progress) {
   const TimePoint deadline = SteadyClock::now() + std::chrono::seconds(600);
   for (int64_t n = watcher.bound(); n < target; n = watcher.bound()) {
@@ -229,33 +305,7 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
       !s.ok()) {
     return s.error();
   }
-  api::Options server_options;
-  server_options.store = cluster.store;
-  server_options.threads = 1;
-  server_options.serve_https = options.tls;
-  server_options.serve_http = !options.tls;
-  auto server = api::ApiServer::Start(server_options);
-  if (!server.ok()) return server.error();
-  cluster.server = std::move(server).value();
-
-  // Threads created from here on (client I/O, loop, oneTBB workers) are the scheduler's.
-  NameThisThread(kSchedulerThread);
-  kube::ClientConfig config;
-  config.server = options.tls ? cluster.server->https_url() : cluster.server->http_url();
-  config.ca_pem = cluster.server->ca_pem();
-  config.max_connections = 128;
-  cluster.io = std::make_unique<kube::IoThread>(1);
-  auto client = kube::Client::Create(config, cluster.io->executor());
-  if (!client.ok()) return client.error();
-  scheduler::SchedulerOptions scheduler_options;
-  auto created_scheduler = scheduler::Scheduler::Create(*client, scheduler_options);
-  if (!created_scheduler.ok()) return created_scheduler.error();
-  cluster.sched = std::move(created_scheduler).value();
-  cluster.sched->Start();
-  NameThisThread("copse-bench");
-  if (!cluster.sched->WaitForSync(std::chrono::seconds(60))) {
-    return MakeError(ErrorCode::kInternal, "scheduler informers did not sync");
-  }
+  if (Status s = StartServerAndScheduler(cluster, options); !s.ok()) return s.error();
 
   BindWatcher watcher(*cluster.store);
   if (!watcher.ok()) return MakeError(ErrorCode::kInternal, "cannot watch the bench namespace");
@@ -316,6 +366,513 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
       static_cast<double>(after.unschedulable - before.unschedulable);
   result.targets["pods_per_second >= 15000"] = result.pods_per_second >= 15'000;
   result.targets["packed_fraction == 1"] = packed == gangs;
+  return result;
+}
+
+// ------------------------------------------------------------ topology-large
+
+namespace {
+
+// 3 zones x 10 blocks x 10 racks; 15,000 nodes are 50 per rack, 500 per block.
+constexpr int kLargeZones = 3;
+constexpr int kLargeBlocksPerZone = 10;
+constexpr int kLargeRacksPerBlock = 10;
+constexpr int64_t kLargeRacks = kLargeZones * kLargeBlocksPerZone * kLargeRacksPerBlock;
+constexpr int64_t kLargeNodes = 15'000;
+constexpr int64_t kLargeGangs = 2'000;
+// 18 pods per node: 64 / 3.5 cpu and 256Gi / 14Gi both round down to 18.
+constexpr const char* kLargeNodeShape = "cpu=64,memory=256Gi,pods=110";
+constexpr int64_t kLargePodsPerNode = 18;
+constexpr const char* kLargeTopology = "dc";
+constexpr uint64_t kLargeSeed = 0x5eed'7010;
+constexpr int kReplicaSizes[] = {8, 16, 32};
+
+// SplitMix64: the same sequence everywhere (std distributions differ between
+// standard libraries), so every run submits the same gangs.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [lo, hi] (the modulo bias is irrelevant for these ranges).
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(Next() % static_cast<uint64_t>(hi - lo + 1));
+  }
+
+ private:
+  uint64_t state_;
+};
+
+// A gang of `replicas` subgroups r0.. of `replica_size` pods each.
+struct LargeGang {
+  int replicas = 0;
+  int replica_size = 0;
+  int pods() const { return replicas * replica_size; }
+};
+
+// Replica size uniform in {8, 16, 32}; replicas uniform in [2, 256 / size]:
+// gangs of 16..256 pods (mean ~147). `gangs` of them, or (pods_target > 0)
+// as many as it takes to reach pods_target pods.
+std::vector<LargeGang> MakeLargeGangs(int64_t gangs, int64_t pods_target) {
+  SplitMix64 rng(kLargeSeed);
+  std::vector<LargeGang> out;
+  int64_t pods = 0;
+  while (pods_target > 0 ? pods < pods_target : static_cast<int64_t>(out.size()) < gangs) {
+    LargeGang gang;
+    gang.replica_size = kReplicaSizes[rng.Uniform(0, 2)];
+    gang.replicas = static_cast<int>(rng.Uniform(2, 256 / gang.replica_size));
+    pods += gang.pods();
+    out.push_back(gang);
+  }
+  return out;
+}
+
+std::string LargeGangName(size_t g) { return "g" + std::to_string(g); }
+std::string LargePodName(size_t g, int replica, int i) {
+  return LargeGangName(g) + "-r" + std::to_string(replica) + "-" + std::to_string(i);
+}
+// "g12-r3-7" -> {12, 3}; {-1, -1} for other names.
+std::pair<int64_t, int> ParseLargePodName(std::string_view name) {
+  if (name.size() < 2 || name[0] != 'g') return {-1, -1};
+  char* end = nullptr;
+  const std::string text(name.substr(1));
+  const long long gang = std::strtoll(text.c_str(), &end, 10);
+  if (end == nullptr || end[0] != '-' || end[1] != 'r') return {-1, -1};
+  const long replica = std::strtol(end + 2, &end, 10);
+  if (end == nullptr || end[0] != '-') return {-1, -1};
+  return {gang, static_cast<int>(replica)};
+}
+
+// Block required for the gang, rack preferred for each replica.
+std::string LargeGroupJson(size_t g, const LargeGang& gang) {
+  json sub_groups = json::array();
+  for (int r = 0; r < gang.replicas; ++r) {
+    sub_groups.push_back({{"name", "r" + std::to_string(r)},
+                          {"minMember", gang.replica_size},
+                          {"topologyConstraint", {{"preferredTopologyLevel", "rack"}}}});
+  }
+  const json group = {
+      {"apiVersion", "scheduling.copse.dev/v1alpha1"},
+      {"kind", "PodGroup"},
+      {"metadata", {{"name", LargeGangName(g)}, {"namespace", kNamespace}}},
+      {"spec",
+       {{"minMember", gang.pods()},
+        {"topologyConstraint", {{"topology", kLargeTopology}, {"requiredTopologyLevel", "block"}}},
+        {"subGroups", sub_groups}}}};
+  return group.dump();
+}
+
+std::string LargePodJson(size_t g, int replica, int i) {
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + LargePodName(g, replica, i) +
+         R"(","namespace":"bench","labels":{"scheduling.copse.dev/pod-group":")" +
+         LargeGangName(g) + R"(","scheduling.copse.dev/subgroup":"r)" + std::to_string(replica) +
+         R"("}},"spec":{"schedulerName":"copse-scheduler","containers":[{"name":"main","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":"3500m","memory":"14Gi"}}}]}})";
+}
+
+// Minimal CRDs for the two copse kinds the scenario writes (the schema keeps
+// unknown fields; validation is the scheduler's, as in a real cluster with
+// the shipped CRDs' structural checks passed).
+std::string CrdJson(const std::string& plural, const std::string& kind, bool namespaced) {
+  json version = {{"name", "v1alpha1"},
+                  {"served", true},
+                  {"storage", true},
+                  {"schema",
+                   {{"openAPIV3Schema",
+                     {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}};
+  if (namespaced) version["subresources"] = {{"status", json::object()}};
+  const json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
+                    {"kind", "CustomResourceDefinition"},
+                    {"metadata", {{"name", plural + ".scheduling.copse.dev"}}},
+                    {"spec",
+                     {{"group", "scheduling.copse.dev"},
+                      {"names",
+                       {{"plural", plural},
+                        {"singular", kind == "PodGroup" ? "podgroup" : "topology"},
+                        {"kind", kind},
+                        {"listKind", kind + "List"}}},
+                      {"scope", namespaced ? "Namespaced" : "Cluster"},
+                      {"versions", json::array({version})}}}};
+  return crd.dump();
+}
+
+// What the scheduler writes on a member pod whose PodGroup does not exist yet
+// (scheduler/gangs.cc).
+constexpr std::string_view kWaitsForGroup = "does not exist; the pod waits until it is created";
+
+// When each pod of the bench namespace got its node, bound pods per gang
+// (pods named by LargePodName), and which pods the scheduler has observed
+// (marked as waiting for their PodGroup).
+class GangBindWatcher {
+ public:
+  struct Bound {
+    TimePoint at{};
+    std::string node;  // "" until bound
+    bool observed = false;
+  };
+
+  GangBindWatcher(api::Store& store, size_t gangs) : bound_per_gang_(gangs, 0), last_(gangs) {
+    api::WatchOptions options;
+    options.ns = kNamespace;
+    auto watch = store.Watch(kube::resources::kPods, options);
+    if (watch.ok()) stream_ = *watch;
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~GangBindWatcher() {
+    if (stream_) stream_->Close();
+    if (thread_.joinable()) thread_.join();
+  }
+  bool ok() const { return stream_ != nullptr; }
+  int64_t bound() const { return count_.load(); }
+  // Pods the scheduler has marked as waiting for their PodGroup.
+  int64_t observed() const { return observed_.load(); }
+  std::vector<int32_t> BoundPerGang() {
+    std::lock_guard lock(mu_);
+    return bound_per_gang_;
+  }
+  // Call once binding is over (copies every record).
+  std::unordered_map<std::string, Bound> Records() {
+    std::lock_guard lock(mu_);
+    return records_;
+  }
+  std::vector<TimePoint> LastBoundPerGang() {
+    std::lock_guard lock(mu_);
+    return last_;
+  }
+
+ private:
+  void Run() {
+    if (!stream_) return;
+    std::vector<api::WatchEvent> events;
+    std::mutex wake_mu;
+    std::condition_variable wake;
+    bool pending = false;
+    stream_->SetNotify([&] {
+      std::lock_guard lock(wake_mu);
+      pending = true;
+      wake.notify_one();
+    });
+    for (;;) {
+      {
+        std::unique_lock lock(wake_mu);
+        wake.wait_for(lock, std::chrono::milliseconds(50), [&] { return pending; });
+        pending = false;
+      }
+      events.clear();
+      const bool open = stream_->Take(&events);
+      const TimePoint now = SteadyClock::now();
+      std::lock_guard lock(mu_);
+      for (const api::WatchEvent& e : events) {
+        if (e.type == api::WatchEventType::kDeleted) continue;
+        if (e.object->node_name.empty()) {
+          if (e.object->json.find(kWaitsForGroup) == std::string::npos) continue;
+          Bound& record = records_[e.object->name];
+          if (!record.observed) {
+            record.observed = true;
+            observed_.fetch_add(1);
+          }
+          continue;
+        }
+        Bound& record = records_[e.object->name];
+        if (!record.node.empty()) continue;
+        record.at = now;
+        record.node = e.object->node_name;
+        count_.fetch_add(1);
+        const int64_t gang = ParseLargePodName(e.object->name).first;
+        if (gang >= 0 && static_cast<size_t>(gang) < bound_per_gang_.size()) {
+          ++bound_per_gang_[static_cast<size_t>(gang)];
+          last_[static_cast<size_t>(gang)] = now;
+        }
+      }
+      if (!open) return;
+    }
+  }
+
+  std::shared_ptr<api::WatchStream> stream_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::unordered_map<std::string, Bound> records_;
+  std::vector<int32_t> bound_per_gang_;
+  std::vector<TimePoint> last_;
+  std::atomic<int64_t> count_{0};
+  std::atomic<int64_t> observed_{0};
+};
+
+}  // namespace
+
+Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress& progress) {
+  const int64_t nodes = options.nodes > 0 ? options.nodes : kLargeNodes;
+  if (nodes < kLargeRacks) {
+    return MakeError(ErrorCode::kInvalid,
+                     "--nodes: topology-large needs at least 300 nodes (3 zones x 10 blocks x 10 "
+                     "racks), got " +
+                         std::to_string(nodes));
+  }
+  // --nodes alone scales the gang count with the cluster; --pods draws gangs
+  // until that many pods.
+  const int64_t gang_count =
+      options.nodes > 0 ? std::max<int64_t>(1, kLargeGangs * nodes / kLargeNodes) : kLargeGangs;
+  const std::vector<LargeGang> gangs = MakeLargeGangs(gang_count, options.pods);
+  int64_t total_pods = 0;
+  int64_t total_sub_groups = 0;
+  for (const LargeGang& gang : gangs) {
+    total_pods += gang.pods();
+    total_sub_groups += gang.replicas;
+  }
+  const int64_t capacity = nodes * kLargePodsPerNode;
+
+  Cluster cluster;
+  NameThisThread("copse-api");
+  api::StoreOptions store_options;
+  store_options.watch_history = static_cast<size_t>(total_pods + 200'000);
+  cluster.store = api::NewStore(store_options);
+  for (const auto& [plural, kind, namespaced] :
+       {std::tuple<std::string, std::string, bool>{"podgroups", "PodGroup", true},
+        std::tuple<std::string, std::string, bool>{"topologies", "Topology", false}}) {
+    if (Status s = cluster.Create(kube::resources::kCustomResourceDefinitions, "",
+                                  CrdJson(plural, kind, namespaced));
+        !s.ok()) {
+      return s.error();
+    }
+  }
+  kube::Topology topology_object;
+  topology_object.api_version = kube::Topology::kApiVersion;
+  topology_object.kind = kube::Topology::kKind;
+  topology_object.meta.name = kLargeTopology;
+  for (std::string_view level : {"zone", "block", "rack"}) {
+    topology_object.spec.levels.push_back({std::string(api::TopologyLabelKey(level))});
+  }
+  topology_object.spec.levels.push_back({"kubernetes.io/hostname"});
+  if (Status s = cluster.Create(kube::resources::kTopologies, "", topology_object.Encode());
+      !s.ok()) {
+    return s.error();
+  }
+
+  auto shape = ParseResourceList(kLargeNodeShape);
+  if (!shape.ok()) return shape.error();
+  auto topology = api::ParseTopology("zone=" + std::to_string(kLargeZones) +
+                                     ",block=" + std::to_string(kLargeBlocksPerZone) +
+                                     ",rack=" + std::to_string(kLargeRacksPerBlock));
+  if (!topology.ok()) return topology.error();
+  auto node_objects = api::MakeSyntheticNodes(static_cast<int>(nodes), *shape, *topology);
+  if (!node_objects.ok()) return node_objects.error();
+  const std::string block_label(api::TopologyLabelKey("block"));
+  std::unordered_map<std::string, std::string> block_of;
+  for (const std::string& node : *node_objects) {
+    const json j = json::parse(node);
+    const std::string name = j["metadata"]["name"].get<std::string>();
+    cluster.rack_of[name] = j["metadata"]["labels"].value(kRackLabel, "");
+    block_of[name] = j["metadata"]["labels"].value(block_label, "");
+    if (Status s = cluster.Create(kube::resources::kNodes, "", node); !s.ok()) return s.error();
+  }
+  if (Status s =
+          cluster.Create(kube::resources::kNamespaces, "",
+                         R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
+      !s.ok()) {
+    return s.error();
+  }
+  if (Status s = StartServerAndScheduler(cluster, options); !s.ok()) return s.error();
+
+  GangBindWatcher watcher(*cluster.store, gangs.size());
+  if (!watcher.ok()) return MakeError(ErrorCode::kInternal, "cannot watch the bench namespace");
+
+  // Phase 1 (not measured): every gang's pods, then a wait until the
+  // scheduler has observed them all (it marks each one, once, as waiting for
+  // its PodGroup). See the file comment for why the pods come first.
+  const TimePoint submit_start = SteadyClock::now();
+  int64_t submitted = 0;
+  for (size_t g = 0; g < gangs.size(); ++g) {
+    const LargeGang& gang = gangs[g];
+    for (int r = 0; r < gang.replicas; ++r) {
+      for (int i = 0; i < gang.replica_size; ++i) {
+        if (Status s = cluster.Create(kube::resources::kPods, kNamespace, LargePodJson(g, r, i));
+            !s.ok()) {
+          return s.error();
+        }
+      }
+    }
+    submitted += gang.pods();
+    progress.Update("pods", submitted, total_pods);
+  }
+  progress.Done("pods", total_pods,
+                std::chrono::duration<double>(SteadyClock::now() - submit_start).count());
+  const TimePoint observe_deadline = SteadyClock::now() + std::chrono::seconds(600);
+  for (int64_t n = watcher.observed(); n < total_pods; n = watcher.observed()) {
+    if (SteadyClock::now() > observe_deadline) {
+      return MakeError(ErrorCode::kInternal, "the scheduler observed only " + std::to_string(n) +
+                                                 "/" + std::to_string(total_pods) +
+                                                 " pods within 600 s");
+    }
+    progress.Update("observed", n, total_pods);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const double submit_seconds =
+      std::chrono::duration<double>(SteadyClock::now() - submit_start).count();
+  progress.Done("observed", total_pods, submit_seconds);
+
+  // Phase 2 (measured): the PodGroups, back to back. A gang is complete, and
+  // can be scheduled, from its PodGroup's creation: `complete[g]`.
+  std::vector<TimePoint> complete(gangs.size());
+  const double cpu_before = NamedThreadsCpuSeconds(kSchedulerThread);
+  const scheduler::SchedulerStats before = cluster.sched->stats();
+  const TimePoint start = SteadyClock::now();
+  for (size_t g = 0; g < gangs.size(); ++g) {
+    if (Status s = cluster.Create(kube::resources::kCopsePodGroups, kNamespace,
+                                  LargeGroupJson(g, gangs[g]));
+        !s.ok()) {
+      return s.error();
+    }
+    complete[g] = SteadyClock::now();
+  }
+  const double create_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+
+  // Until every gang is bound whole or reported Unschedulable on its PodGroup
+  // (capacity only shrinks here, so such a gang cannot fit later), and no pod
+  // was bound for a second.
+  const TimePoint deadline = start + std::chrono::seconds(600);
+  std::vector<uint8_t> reported_unschedulable(gangs.size(), 0);
+  int64_t last_bound = -1;
+  TimePoint last_change = SteadyClock::now();
+  bool timed_out = false;
+  for (;;) {
+    const std::vector<int32_t> bound = watcher.BoundPerGang();
+    size_t resolved = 0;
+    for (size_t g = 0; g < gangs.size(); ++g) {
+      if (bound[g] >= gangs[g].pods()) {
+        ++resolved;
+        continue;
+      }
+      if (reported_unschedulable[g] == 0) {
+        auto object =
+            cluster.store->Get(kube::resources::kCopsePodGroups, kNamespace, LargeGangName(g));
+        if (object.ok() &&
+            (*object)->json.find(R"("phase":"Unschedulable")") != std::string::npos) {
+          reported_unschedulable[g] = 1;
+        }
+      }
+      resolved += reported_unschedulable[g];
+    }
+    const int64_t n = watcher.bound();
+    const TimePoint now = SteadyClock::now();
+    if (n != last_bound) {
+      last_bound = n;
+      last_change = now;
+    }
+    progress.Update("schedule", static_cast<int64_t>(resolved), static_cast<int64_t>(gangs.size()));
+    if (resolved == gangs.size() && now - last_change >= std::chrono::seconds(1)) break;
+    if (now > deadline) {
+      timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double cpu = NamedThreadsCpuSeconds(kSchedulerThread) - cpu_before;
+  const scheduler::SchedulerStats after = cluster.sched->stats();
+
+  // Figures over what was bound.
+  const auto records = watcher.Records();
+  const std::vector<int32_t> bound = watcher.BoundPerGang();
+  const std::vector<TimePoint> last_bound_at = watcher.LastBoundPerGang();
+  std::vector<int64_t> pod_samples;
+  std::vector<int64_t> gang_samples;
+  TimePoint last = start;
+  int64_t gangs_bound = 0, partial = 0, one_block = 0, sub_groups_bound = 0, one_rack = 0;
+  int64_t pods_bound = 0;
+  for (size_t g = 0; g < gangs.size(); ++g) {
+    const LargeGang& gang = gangs[g];
+    if (bound[g] == 0) continue;
+    if (bound[g] < gang.pods()) {
+      ++partial;  // all-or-nothing broken (every replica is required)
+      continue;
+    }
+    ++gangs_bound;
+    pods_bound += gang.pods();
+    gang_samples.push_back(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(last_bound_at[g] - complete[g])
+            .count());
+    std::set<std::string> blocks;
+    for (int r = 0; r < gang.replicas; ++r) {
+      std::set<std::string> racks;
+      for (int i = 0; i < gang.replica_size; ++i) {
+        auto it = records.find(LargePodName(g, r, i));
+        if (it == records.end() || it->second.node.empty()) continue;
+        last = std::max(last, it->second.at);
+        pod_samples.push_back(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(it->second.at - complete[g])
+                .count());
+        racks.insert(cluster.rack_of[it->second.node]);
+        blocks.insert(block_of[it->second.node]);
+      }
+      ++sub_groups_bound;
+      one_rack += racks.size() == 1 ? 1 : 0;
+    }
+    one_block += blocks.size() == 1 ? 1 : 0;
+  }
+  // The invariant the cluster's nodes must keep: every pod takes one of the
+  // node's 18 slots (3500m of 64 cpu), so more than 18 is over allocatable.
+  std::unordered_map<std::string, int64_t> pods_on_node;
+  for (const auto& [name, record] : records) {
+    if (!record.node.empty()) ++pods_on_node[record.node];
+  }
+  int64_t max_pods_on_node = 0;
+  int64_t nodes_over_allocatable = 0;
+  for (const auto& [node, count] : pods_on_node) {
+    max_pods_on_node = std::max(max_pods_on_node, count);
+    nodes_over_allocatable += count > kLargePodsPerNode ? 1 : 0;
+  }
+  const double seconds = std::chrono::duration<double>(last - start).count();
+  progress.Done("schedule", pods_bound, seconds);
+  const double attempts = static_cast<double>(after.attempts - before.attempts);
+  const double loop_seconds = after.scheduling_seconds - before.scheduling_seconds;
+  auto fraction = [](int64_t part, int64_t whole) {
+    return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+
+  BenchResult result;
+  result.scenario = "topology-large";
+  result.nodes = nodes;
+  result.pods = total_pods;
+  result.pods_per_second = seconds > 0 ? static_cast<double>(pods_bound) / seconds : 0;
+  result.p50_ms = PercentileMs(pod_samples, 50);
+  result.p99_ms = PercentileMs(pod_samples, 99);
+  result.scheduler_cpu_seconds = cpu;
+  result.peak_rss_bytes = PeakRssBytes();
+  result.extras["racks"] = static_cast<double>(kLargeRacks);
+  result.extras["blocks"] = static_cast<double>(kLargeZones * kLargeBlocksPerZone);
+  result.extras["gangs"] = static_cast<double>(gangs.size());
+  result.extras["gangs_bound"] = static_cast<double>(gangs_bound);
+  result.extras["gangs_unschedulable"] = static_cast<double>(
+      std::count(reported_unschedulable.begin(), reported_unschedulable.end(), 1));
+  result.extras["gangs_partially_bound"] = static_cast<double>(partial);
+  result.extras["pods_bound"] = static_cast<double>(pods_bound);
+  result.extras["demand_over_capacity"] = fraction(total_pods, capacity);
+  result.extras["capacity_used_fraction"] = fraction(pods_bound, capacity);
+  result.extras["gang_p50_ms"] = PercentileMs(gang_samples, 50);
+  result.extras["gang_p99_ms"] = PercentileMs(gang_samples, 99);
+  result.extras["subgroups"] = static_cast<double>(total_sub_groups);
+  result.extras["subgroups_bound"] = static_cast<double>(sub_groups_bound);
+  result.extras["subgroup_one_rack_fraction"] = fraction(one_rack, sub_groups_bound);
+  result.extras["gang_one_block_fraction"] = fraction(one_block, gangs_bound);
+  result.extras["submit_seconds"] = submit_seconds;
+  result.extras["group_create_seconds"] = create_seconds;
+  result.extras["gang_attempts"] = attempts;
+  result.extras["gang_attempt_ms"] = attempts > 0 ? loop_seconds * 1000.0 / attempts : 0;
+  result.extras["loop_seconds"] = loop_seconds;
+  result.extras["unschedulable_attempts"] =
+      static_cast<double>(after.unschedulable - before.unschedulable);
+  result.extras["scheduler_cpu_ms_per_gang"] =
+      cpu * 1000.0 / static_cast<double>(std::max<size_t>(1, gangs.size()));
+  result.extras["timed_out"] = timed_out ? 1 : 0;
+  result.extras["max_pods_on_a_node"] = static_cast<double>(max_pods_on_node);
+  result.extras["nodes_over_allocatable"] = static_cast<double>(nodes_over_allocatable);
+  result.extras["bind_failures"] = static_cast<double>(after.bind_failures - before.bind_failures);
+  result.targets["bound gangs in one block"] = one_block == gangs_bound;
+  result.targets["no gang partially bound"] = partial == 0;
+  result.targets["no node over its allocatable"] = nodes_over_allocatable == 0;
+  result.targets["every gang bound or Unschedulable within 600 s"] = !timed_out;
   return result;
 }
 
