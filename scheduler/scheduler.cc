@@ -93,6 +93,11 @@ struct Scheduler::Impl {
   std::unique_ptr<kube::TypedInformer<kube::PodGroup>> pod_group_informer;
   std::unique_ptr<kube::TypedInformer<kube::CopsePodGroup>> copse_pod_group_informer;
   std::map<std::string, std::string> last_group_status;  // unit key -> last message (status_mu)
+  // Groups already Scheduled whose bound counts changed since the last flush
+  // (status_mu), and when the loop last wrote them.
+  std::map<std::string, queue::UnitKey> dirty_group_status;  // by ToString()
+  std::chrono::steady_clock::time_point last_group_status_flush{};
+  static constexpr std::chrono::milliseconds kGroupStatusFlushInterval{100};
   // Topology-aware placement (issue 5): the copse Topologies known, domain
   // trees kept between cycles, bound members per subgroup (copse PodGroup
   // status), why a group object was rejected, events already recorded.
@@ -473,6 +478,8 @@ struct Scheduler::Impl {
       stats.scheduling_seconds += seconds;
     }
     DrainCompletions();
+    last_group_status_flush = {};
+    FlushGroupStatuses();
   }
 
   SchedulerStats CurrentStats() {
@@ -499,6 +506,7 @@ struct Scheduler::Impl {
     for (const PodPtr& expired : cache->CleanupExpiredAssumedPods()) {
       queue->AssignedPodDeleted(expired);
     }
+    FlushGroupStatuses();
   }
 
   std::function<void(size_t, const std::function<void(size_t)>&)> ParallelFor() {
@@ -817,14 +825,40 @@ struct Scheduler::Impl {
     const size_t required = static_cast<size_t>(
         std::max(1, info.spec->IsGang() ? info.spec->RequiredPods(kRootGroup) : 1));
     if (info.bound >= required && gangs.MarkScheduledReported(key)) {
-      WriteGroupStatus(key, true, kube::kReasonScheduled,
-                       std::to_string(info.bound) + " member pods scheduled (minimum " +
-                           std::to_string(required) + ")");
+      WriteScheduledStatus(key);
     } else if (info.scheduled_reported) {
-      WriteGroupStatus(key, true, kube::kReasonScheduled,
-                       std::to_string(info.bound) + " member pods scheduled (minimum " +
-                           std::to_string(required) + ")");
+      // Members bound after the group was reported Scheduled only move its
+      // counts: coalesced, written by the loop at most every
+      // kGroupStatusFlushInterval (a 256-pod gang is one or two writes, not
+      // one per member, each of which the informer would decode again).
+      std::lock_guard lock(status_mu);
+      dirty_group_status.emplace(key.ToString(), key);
     }
+  }
+
+  void WriteScheduledStatus(const queue::UnitKey& key) {
+    const GangTracker::GroupInfo info = gangs.Info(key);
+    if (!info.spec.has_value()) return;
+    const size_t required = static_cast<size_t>(
+        std::max(1, info.spec->IsGang() ? info.spec->RequiredPods(kRootGroup) : 1));
+    WriteGroupStatus(key, true, kube::kReasonScheduled,
+                     std::to_string(info.bound) + " member pods scheduled (minimum " +
+                         std::to_string(required) + ")");
+  }
+
+  // Loop thread: writes the coalesced Scheduled counts.
+  void FlushGroupStatuses() {
+    const auto now = std::chrono::steady_clock::now();
+    std::map<std::string, queue::UnitKey> keys;
+    {
+      std::lock_guard lock(status_mu);
+      if (dirty_group_status.empty() || now - last_group_status_flush < kGroupStatusFlushInterval) {
+        return;
+      }
+      last_group_status_flush = now;
+      keys.swap(dirty_group_status);
+    }
+    for (const auto& [text, key] : keys) WriteScheduledStatus(key);
   }
 
   // Adds pods nominated elsewhere (priority >= `priority`, not members).
