@@ -566,7 +566,10 @@ class GangBindWatcher {
       const TimePoint now = SteadyClock::now();
       std::lock_guard lock(mu_);
       for (const api::WatchEvent& e : events) {
-        if (e.type == api::WatchEventType::kDeleted) continue;
+        if ((e.type != api::WatchEventType::kAdded && e.type != api::WatchEventType::kModified) ||
+            !e.object) {
+          continue;
+        }
         if (e.object->node_name.empty()) {
           if (e.object->json.find(kWaitsForGroup) == std::string::npos) continue;
           Bound& record = records_[e.object->name];
