@@ -133,6 +133,35 @@ void ApiWriter::Bind(PodId pod, std::string node, std::function<void(Status)> do
   impl_->Spawn(BindTask(impl_, std::move(pod), std::move(node), std::move(done)));
 }
 
+net::awaitable<void> GetPodNodeNameTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod,
+                                        std::function<void(Result<std::string>)> done) {
+  kube::ResourceRef resource = kube::resources::kPods;
+  std::string ns = pod.namespace_name;
+  std::string name = pod.name;
+  Result<std::string> got = co_await self->client->Get(std::move(resource), std::move(ns),
+                                                       std::move(name));
+  if (!got.ok()) {
+    done(got.error());
+    co_return;
+  }
+  json object = json::parse(*got, nullptr, false);
+  if (!object.is_object()) {
+    done(MakeError(ErrorCode::kInternal, "pod " + pod.name + ": the server returned no object"));
+    co_return;
+  }
+  const json& meta = object.contains("metadata") ? object["metadata"] : json::object();
+  if (!pod.uid.empty() && meta.is_object() && meta.value("uid", "") != pod.uid) {
+    done(MakeError(ErrorCode::kNotFound, "pod " + pod.name + " was recreated"));
+    co_return;
+  }
+  const json& spec = object.contains("spec") ? object["spec"] : json::object();
+  done(spec.is_object() ? spec.value("nodeName", "") : std::string());
+}
+
+void ApiWriter::GetPodNodeName(PodId pod, std::function<void(Result<std::string>)> done) {
+  impl_->Spawn(GetPodNodeNameTask(impl_, std::move(pod), std::move(done)));
+}
+
 void ApiWriter::PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> condition,
                                std::optional<std::string> nominated_node) {
   json status = json::object();

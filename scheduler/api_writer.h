@@ -73,6 +73,10 @@ class ApiWriter {
 
   // POST pods/NAME/binding (conditional on the uid).
   void Bind(PodId pod, std::string node, std::function<void(Status)> done);
+  // GETs the pod and reports its spec.nodeName ("" while unbound); kNotFound
+  // when it is gone or was recreated under another uid. Used to settle a bind
+  // whose outcome is unknown (timed out, connection lost, 409).
+  void GetPodNodeName(PodId pod, std::function<void(Result<std::string>)> done);
   // Patches status: `condition` (if any) and nominatedNodeName (nullopt: leave,
   // "": clear).
   void PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> condition,

@@ -86,9 +86,21 @@ struct Scheduler::Impl {
     size_t profile = 0;
     bool group_member = false;
     int retries = 0;
+    int verifications = 0;  // GETs made to learn whether a failed bind took effect
     Status status;
   };
   static constexpr int kMaxGroupBindRetries = 3;
+  static constexpr int kMaxBindVerifications = 5;
+
+  // A bind whose outcome is unknown: the request timed out or its connection
+  // failed (the server may have applied it), or 409 (the pod is already
+  // bound, possibly by this very request's earlier attempt).
+  static bool BindOutcomeUnknown(const Status& status) {
+    if (status.ok()) return false;
+    const ErrorCode code = status.error().code;
+    return code == ErrorCode::kTimeout || code == ErrorCode::kUnavailable ||
+           code == ErrorCode::kConflict;
+  }
   GangTracker gangs;
   std::unique_ptr<kube::TypedInformer<kube::PodGroup>> pod_group_informer;
   std::unique_ptr<kube::TypedInformer<kube::CopsePodGroup>> copse_pod_group_informer;
@@ -653,6 +665,34 @@ struct Scheduler::Impl {
         Count(&SchedulerStats::bound);
         writer->RecordPodEvent(IdOf(pod), "Normal", "Scheduled",
                                "Successfully assigned " + pod.FullName() + " to " + pod.node_name);
+      } else if (BindOutcomeUnknown(c.status) && c.verifications < kMaxBindVerifications) {
+        // Ask the server before forgetting the pod: forgetting a pod that is
+        // in fact bound frees its node's capacity for others until the watch
+        // catches up (overcommit). Until the answer, the pod stays assumed.
+        Count(&SchedulerStats::binds_verified);
+        Completion check = c;
+        writer->GetPodNodeName(IdOf(pod), [this, check](Result<std::string> node) mutable {
+          if (!node.ok() && node.error().code != ErrorCode::kNotFound) {
+            ++check.verifications;  // still unknown: ask again, up to the limit
+          } else {
+            check.verifications = kMaxBindVerifications;
+            if (!node.ok()) {
+              check.status = node.error();  // the pod is gone
+            } else if (*node == check.pod->node_name) {
+              check.status = Status::Ok();  // the bind took effect
+            } else {
+              // Not bound: an ordinary failure (a bound member may be retried
+              // on its node). Bound elsewhere: a conflict, never retried.
+              check.status = MakeError(
+                  node->empty() ? ErrorCode::kInternal : ErrorCode::kConflict,
+                  "binding did not take effect (" + check.status.error().message + ")" +
+                      (node->empty() ? std::string() : "; the pod is on " + *node));
+            }
+          }
+          std::lock_guard lock(completions_mu);
+          completions.push_back(std::move(check));
+        });
+        continue;
       } else {
         Count(&SchedulerStats::bind_failures);
         if (options.metrics != nullptr) options.metrics->IncBindFailures();
@@ -664,6 +704,7 @@ struct Scheduler::Impl {
           // there again rather than re-placing the group.
           Completion retry = c;
           ++retry.retries;
+          retry.verifications = 0;
           writer->Bind(IdOf(pod), pod.node_name, [this, retry](Status s) mutable {
             retry.status = std::move(s);
             std::lock_guard lock(completions_mu);

@@ -70,8 +70,10 @@ struct SchedulerOptions {
   // pod_max_in_unschedulable (kube: every 30 s).
   Clock::Duration unschedulable_flush_interval = std::chrono::seconds(30);
   // An assumed pod whose bind succeeded is forgotten if the informer has not
-  // confirmed it after this long.
-  Clock::Duration assumed_pod_ttl = std::chrono::seconds(30);
+  // confirmed it after this long; 0 (the default, as kube-scheduler's
+  // durationToExpireAssumedPod): never, since forgetting a pod the server did
+  // bind frees its node's capacity for others while the watch lags.
+  Clock::Duration assumed_pod_ttl = Clock::Duration::zero();
   // Threads for parallel Filter/Score (0: hardware concurrency).
   int parallelism = 0;
   size_t filter_chunk_size = 256;
@@ -92,6 +94,7 @@ struct SchedulerStats {
   uint64_t errors = 0;
   uint64_t bound = 0;           // bind calls that succeeded
   uint64_t bind_failures = 0;
+  uint64_t binds_verified = 0;  // binds of unknown outcome settled by reading the pod
   uint64_t preemption_attempts = 0;
   uint64_t preemption_victims = 0;
   uint64_t batched = 0;         // pods placed by reusing a pod class's filter pass

@@ -55,6 +55,10 @@ struct Options {
   std::shared_ptr<Store> store;       // default: NewStore()
   // Test flag: fraction of pods/binding requests that fail with a 500.
   double bind_failure_rate = 0.0;
+  // Test flag: fraction of pods/binding requests that are applied but answered
+  // with a 500, as when the reply is lost after the write (the client cannot
+  // tell whether the pod was bound).
+  double bind_lost_reply_rate = 0.0;
   uint64_t seed = 1;
   // Watches with allowWatchBookmarks=true get a BOOKMARK this often.
   std::chrono::milliseconds bookmark_interval{5000};

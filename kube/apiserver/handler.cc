@@ -290,6 +290,12 @@ bool Handler::InjectBindFailure() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < options_.bind_failure_rate;
 }
 
+bool Handler::InjectLostBindReply() {
+  if (options_.bind_lost_reply_rate <= 0.0) return false;
+  std::lock_guard<std::mutex> lock(rng_mu_);
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < options_.bind_lost_reply_rate;
+}
+
 HttpResponse Handler::Handle(const HttpRequest& http) {
   Request req;
   req.http = &http;
@@ -623,6 +629,10 @@ HttpResponse Handler::HandleResource(Request& req) {
       }
       Status bound = store_->Bind(req.ns, req.name, req.http->body);
       if (!bound.ok()) return ErrorResponse(bound.error(), req.name, "", "pods/binding");
+      if (InjectLostBindReply()) {
+        return fail(MakeHttpError(ErrorCode::kInternal, 500, "InternalError",
+                                  "Internal error occurred: injected lost reply (the pod was bound)"));
+      }
       return JsonResponse(201, SuccessStatus(201));
     }
     Status evicted = store_->Evict(req.ns, req.name, req.http->body);

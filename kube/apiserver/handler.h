@@ -64,6 +64,7 @@ struct HttpResponse {
 struct HandlerOptions {
   std::string token;
   double bind_failure_rate = 0.0;
+  double bind_lost_reply_rate = 0.0;  // see Options::bind_lost_reply_rate
   uint64_t seed = 1;
   std::chrono::milliseconds bookmark_interval{5000};
 };
@@ -101,6 +102,7 @@ class Handler {
   HttpResponse Discovery(Request& req, bool* handled);
   HttpResponse OpenApi(Request& req, bool* handled);
   bool InjectBindFailure();
+  bool InjectLostBindReply();
 
   std::shared_ptr<Store> store_;
   HandlerOptions options_;

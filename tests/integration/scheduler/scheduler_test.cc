@@ -296,6 +296,47 @@ TEST(SchedulerIntegration, RestartWithPendingPodsBindsEachExactlyOnce) {
   EXPECT_EQ(cluster.scheduler()->stats().bind_failures, 0u);
 }
 
+// A bind the server applied but whose reply was lost (a 500 after the
+// write) must not free the node for others: the scheduler reads the pod back
+// before forgetting it. The cluster holds exactly 400 of the 500 pods, so any
+// capacity freed by mistake shows up as a node over allocatable.
+TEST(SchedulerIntegration, LostBindRepliesNeverOvercommit) {
+  api::Options server_options;
+  server_options.bind_lost_reply_rate = 0.3;
+  Cluster cluster(server_options);
+  for (int i = 0; i < 20; ++i) {
+    NodeSpec node;
+    node.name = "node-" + std::to_string(i);
+    node.cpu = "8";
+    cluster.Create(kNodes, "", NodeJson(node));
+  }
+  cluster.StartScheduler();
+  for (int i = 0; i < 500; ++i) {
+    PodSpecOptions p;
+    p.name = "pod-" + std::to_string(i);
+    p.cpu = "400m";
+    cluster.Create(kPods, "default", PodJson(p));
+  }
+  auto bound_count = [&] {
+    size_t bound = 0;
+    for (const kube::Pod& pod : cluster.Pods()) bound += !pod.spec.node_name.empty();
+    return bound;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return bound_count() == 400; })) << bound_count() << " bound";
+  // The 100 left over end Unschedulable (the cluster is full), never bound.
+  ASSERT_TRUE(WaitUntil([&] {
+    size_t unschedulable = 0;
+    for (const kube::Pod& pod : cluster.Pods()) {
+      const kube::Condition* c = PodScheduledCondition(pod);
+      unschedulable += pod.spec.node_name.empty() && c != nullptr && c->reason == "Unschedulable";
+    }
+    return unschedulable == 100;
+  }));
+  EXPECT_EQ(bound_count(), 400u);
+  for (const std::string& p : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << p;
+  EXPECT_GT(cluster.scheduler()->stats().binds_verified, 50u) << "the lost replies were injected";
+}
+
 TEST(SchedulerIntegration, OtherSchedulersPodsAreUntouchedButCount) {
   Cluster cluster;
   NodeSpec node;
