@@ -55,8 +55,11 @@ GangTracker::Decision GangTracker::EvaluateLocked(const queue::UnitKey& key, Gro
   const size_t observed = group.pending.size() + group.bound.size();
   if (observed < required) {
     d.readiness = Readiness::kWaitingForMembers;
-    d.message = what + ": waiting for members: " + std::to_string(observed) + " of " +
-                std::to_string(required) + " required pods observed";
+    // No running count in the message: each waiting member's status is
+    // written once, not again for every member that arrives after it (a gang
+    // of n pods arriving one by one would cost ~n^2/2 status writes).
+    d.message = what + ": waiting for members: " + std::to_string(required) +
+                " pods required, fewer observed so far";
     waiting();
     return d;
   }

@@ -225,8 +225,10 @@ TEST(GangTracker, BarrierWaitsForTheObjectAndForMinCount) {
             "until it is created");
   d = tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("g", 3));
   EXPECT_EQ(d.readiness, GangTracker::Readiness::kWaitingForMembers);
-  EXPECT_NE(d.message.find("1 of 3 required pods observed"), std::string::npos) << d.message;
-  tracker.UpsertPending(Member("b", "g"));
+  EXPECT_NE(d.message.find("waiting for members: 3 pods required"), std::string::npos) << d.message;
+  const std::string first_message = d.message;
+  d = tracker.UpsertPending(Member("b", "g"));
+  EXPECT_EQ(d.message, first_message) << "one more member does not change the message (one status write per pod)";
   auto c = Member("c", "g");
   d = tracker.UpsertPending(c);
   ASSERT_EQ(d.readiness, GangTracker::Readiness::kReady);
