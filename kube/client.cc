@@ -582,11 +582,20 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   }
 
   // Returns a healthy connection after a complete exchange.
-  void Release(std::unique_ptr<Connection> conn) {
-    std::unique_lock<std::mutex> lock(pool_mu);
-    if (!waiters.empty()) {
+  // The oldest waiter whose deadline has not passed; expired ones are left in
+  // the queue by their timers (no linear erase) and dropped here.
+  std::shared_ptr<PoolWaiter> PopLiveWaiterLocked() {
+    while (!waiters.empty()) {
       auto waiter = std::move(waiters.front());
       waiters.pop_front();
+      if (!waiter->expired) return waiter;
+    }
+    return nullptr;
+  }
+
+  void Release(std::unique_ptr<Connection> conn) {
+    std::unique_lock<std::mutex> lock(pool_mu);
+    if (auto waiter = PopLiveWaiterLocked()) {
       waiter->conn = std::move(conn);
       CompleteWaiterLocked(waiter, lock);
       return;
@@ -598,9 +607,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   // A pooled connection was closed (or could not be opened): its slot frees up.
   void ReleaseSlot() {
     std::unique_lock<std::mutex> lock(pool_mu);
-    if (!waiters.empty()) {
-      auto waiter = std::move(waiters.front());
-      waiters.pop_front();
+    if (auto waiter = PopLiveWaiterLocked()) {
       CompleteWaiterLocked(waiter, lock);  // the waiter opens a new connection in this slot
       return;
     }
@@ -634,8 +641,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
       if (ec) return;  // cancelled: the waiter was granted a connection
       std::unique_lock<std::mutex> lock(self->pool_mu);
       if (waiter->granted) return;
-      waiter->expired = true;
-      std::erase(self->waiters, waiter);
+      waiter->expired = true;  // skipped (and dropped) by PopLiveWaiterLocked
       lock.unlock();
       net::any_completion_handler<void(error_code)> handler(std::move(*waiter->handler));
       waiter->handler.reset();
