@@ -633,8 +633,31 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
     for (const auto& [name, r] : watcher.Records()) n += r.bound && name.starts_with("high-");
     return n;
   };
-  if (Status s = WaitFor(high_bound, high.pods(), "preempt", std::chrono::seconds(600), progress);
+  const auto preempt_timeout = std::chrono::seconds(nodes >= 1'000 ? 600 : 60);
+  if (Status s = WaitFor(high_bound, high.pods(), "preempt", preempt_timeout, progress);
       !s.ok()) {
+    // Say why: the first high gang not fully bound and its PodGroupScheduled.
+    const auto records = watcher.Records();
+    for (int64_t g = 0; g < high.gangs; ++g) {
+      int64_t bound = 0;
+      for (int i = 0; i < high.size; ++i) {
+        auto it = records.find(high.Pod(g, i));
+        bound += it != records.end() && it->second.bound;
+      }
+      if (bound >= high.size) continue;
+      std::string why = "no status";
+      if (auto got = cluster.store->Get(kube::resources::kPodGroups, kNamespace, high.Group(g));
+          got.ok()) {
+        if (auto group = kube::PodGroup::Decode((*got)->json); group.ok()) {
+          if (const kube::Condition* c =
+                  kube::FindCondition(group->status.conditions, kube::kPodGroupScheduled)) {
+            why = c->status + " " + c->reason + ": " + c->message;
+          }
+        }
+      }
+      return MakeError(ErrorCode::kInternal, s.error().message + "; " + high.Group(g) + " has " +
+                                                 std::to_string(bound) + " bound: " + why);
+    }
     return s.error();
   }
   const double cpu = NamedThreadsCpuSeconds(kSchedulerThreadName) - cpu_before;

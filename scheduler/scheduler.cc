@@ -305,9 +305,18 @@ struct Scheduler::Impl {
         }
         break;
       }
-      case GangTracker::Readiness::kReady:
-        queue->UpsertGroup(d.key, d.members);
+      case GangTracker::Readiness::kReady: {
+        // Members whose binds are in flight need no cycle: when the group was
+        // just placed, each confirmed bind re-evaluates it with the others
+        // still assumed, and queueing it then only costs a pop that finds
+        // nothing to place. A bind that fails forgets its pod and
+        // re-evaluates the group, which queues it again.
+        const bool all_assumed =
+            std::all_of(d.members.begin(), d.members.end(),
+                        [&](const PodPtr& pod) { return cache->IsAssumed(pod->uid); });
+        if (!all_assumed) queue->UpsertGroup(d.key, d.members);
         break;
+      }
     }
   }
 
@@ -661,6 +670,7 @@ struct Scheduler::Impl {
       if (c.status.ok()) {
         cache->FinishBinding(pod.uid);
         if (!c.group_member) queue->Done(c.key);
+        queue->DeleteNominatedPodIfExists(pod);  // a bound member holds its node itself
         ForgetStatus(pod.uid);
         Count(&SchedulerStats::bound);
         writer->RecordPodEvent(IdOf(pod), "Normal", "Scheduled",
@@ -907,6 +917,9 @@ struct Scheduler::Impl {
     bool added = false;
     for (const auto& [node_name, other] : queue->NominatedPods()) {
       if (members.contains(other->uid) || other->priority < priority) continue;
+      // A nominated pod already assumed or bound is counted on its node by
+      // the cache; adding it again would hide free room from this cycle.
+      if (cache->NodeOf(other->uid).has_value()) continue;
       std::optional<NodeIndex> node = snapshot->FindNode(node_name);
       if (!node.has_value()) continue;
       snapshot->AddPod(*node, other);
@@ -1077,6 +1090,12 @@ struct Scheduler::Impl {
         }
       } else {
         cache->UpdateSnapshot(*snapshot);  // drop the failed placement's edits
+        // Room nominated to other pods of at least this priority (other gangs'
+        // pending preemptions) is not free: without them the dry run finds
+        // that room, evicts nobody, and two gangs nominated onto the same
+        // nodes wait for each other forever (as kube's preemption, which runs
+        // its filters with the nominated pods added).
+        AddNominatedPodsExcept(member_uids, priority);
         {
           std::lock_guard lock(stats_mu);
           ++stats.preemption_attempts;
