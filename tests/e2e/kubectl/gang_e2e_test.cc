@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tests/e2e/kubectl/harness.h"
+#include "tests/e2e/kubectl/kubectl_json.h"
 
 namespace copse::e2e {
 namespace {
@@ -30,38 +31,6 @@ const std::string kExamples = std::string(COPSE_SOURCE_DIR) + "/deploy/examples/
 // four of the copse PodGroup's eight 4-cpu workers.
 const std::vector<std::string> kClusterFlags = {"--nodes", "2", "--node-shape",
                                                 "cpu=8,memory=32Gi"};
-
-// Polls `fn` (a kubectl query) until it returns true or the deadline passes.
-bool Eventually(const std::function<bool()>& fn,
-                std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return fn();
-}
-
-json GetJson(LocalCluster& cluster, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"get"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.push_back("-o");
-  argv.push_back("json");
-  auto r = cluster.Kubectl(argv);
-  if (r.exit_code != 0) return json();
-  return json::parse(r.out, nullptr, false);
-}
-
-// The object's condition of `type`, or an empty object.
-json Condition(const json& object, const std::string& type) {
-  if (!object.is_object() || !object.contains("status") || !object["status"].is_object()) {
-    return json::object();
-  }
-  for (const auto& c : object["status"].value("conditions", json::array())) {
-    if (c.is_object() && c.value("type", "") == type) return c;
-  }
-  return json::object();
-}
 
 // The pods selected by `selector`: name -> spec.nodeName ("" when unbound).
 std::map<std::string, std::string> PodNodes(LocalCluster& cluster, const std::string& selector) {

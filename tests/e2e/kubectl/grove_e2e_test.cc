@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "tests/e2e/kubectl/harness.h"
+#include "tests/e2e/kubectl/kubectl_json.h"
 
 namespace copse::e2e {
 namespace {
@@ -47,28 +48,6 @@ const std::string kScalingGroups = "podcliquescalinggroups.grove.io";
 const std::string kPodCliqueSets = "podcliquesets.grove.io";
 const std::string kCopsePodGroups = "podgroups.scheduling.copse.dev";
 
-// Polls `fn` (kubectl queries) until it returns true or the deadline passes.
-// The deadline is a bound for a broken build; a passing test needs seconds.
-bool Eventually(const std::function<bool()>& fn,
-                std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return fn();
-}
-
-json GetJson(LocalCluster& cluster, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"get"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.push_back("-o");
-  argv.push_back("json");
-  auto r = cluster.Kubectl(argv);
-  if (r.exit_code != 0) return json();
-  return json::parse(r.out, nullptr, false);
-}
-
 // The items of a list (empty when the query failed).
 json Items(const json& list) {
   if (!list.is_object() || !list.contains("items")) return json::array();
@@ -79,17 +58,6 @@ std::set<std::string> Names(const json& list) {
   std::set<std::string> out;
   for (const auto& item : Items(list)) out.insert(item["metadata"].value("name", ""));
   return out;
-}
-
-// The object's condition of `type`, or an empty object.
-json Condition(const json& object, const std::string& type) {
-  if (!object.is_object() || !object.contains("status") || !object["status"].is_object()) {
-    return json::object();
-  }
-  for (const auto& c : object["status"].value("conditions", json::array())) {
-    if (c.is_object() && c.value("type", "") == type) return c;
-  }
-  return json::object();
 }
 
 std::string Label(const json& object, const std::string& key) {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/e2e/kubectl/harness.h"
+#include "tests/e2e/kubectl/kubectl_json.h"
 
 namespace copse::e2e {
 namespace {
@@ -48,27 +49,6 @@ spec:
       requests:
         cpu: "1000"
 )";
-
-// Polls `fn` (a kubectl query) until it returns true or the deadline passes.
-bool Eventually(const std::function<bool()>& fn,
-                std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (fn()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return fn();
-}
-
-json GetJson(LocalCluster& cluster, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"get"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.push_back("-o");
-  argv.push_back("json");
-  auto r = cluster.Kubectl(argv);
-  if (r.exit_code != 0) return json();
-  return json::parse(r.out, nullptr, false);
-}
 
 TEST(SchedulerE2E, CopseLocalSchedulesPodsCreatedWithKubectl) {
   if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
