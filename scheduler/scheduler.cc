@@ -349,33 +349,39 @@ struct Scheduler::Impl {
                        "InconsistentSpec", warning);
     }
     ApplyDecision(gangs.SetSpec(kind, std::move(spec).value()));
-    ReleaseIfUnused(kind, object);
+    ReconcileProtection(kind, object);
   }
 
-  // A group being deleted whose members are all gone loses copse's
-  // protection finalizer. Called on every update of the group object (so a
-  // removal patch that lost a conflict is retried with the newer version) and
-  // once after the pods are known at start-up (members that vanished while
-  // copse was down). Before the pods are synced nothing is known to be gone.
+  // Deletion protection follows the members: a group with bound members
+  // keeps copse's finalizer, a group whose members are all gone loses it.
+  // Called on every add/update of the group object, so a finalizer patch
+  // that lost a conflict (the group's status was written meanwhile) is
+  // retried with the newer version, and once after the pods are known at
+  // start-up (members that vanished while copse was down). Before the pods
+  // are synced nothing is known to be gone.
   template <typename T>
-  void ReleaseIfUnused(PodInfo::GroupKind kind, const std::shared_ptr<const T>& object) {
-    if (!object || !object->meta.deletion_timestamp.has_value()) return;
+  void ReconcileProtection(PodInfo::GroupKind kind, const std::shared_ptr<const T>& object) {
+    if (!object) return;
     if (!pod_informer || !pod_informer->HasSynced()) return;
     const GangTracker::GroupInfo info =
         gangs.Info(GroupUnitKey(kind, object->meta.namespace_, object->meta.name));
-    if (info.pending != 0 || info.bound != 0) return;
-    SetProtection(object,
-                  kind == PodInfo::GroupKind::kCopsePodGroup ? kube::resources::kCopsePodGroups
-                                                             : kube::resources::kPodGroups,
-                  false);
+    const kube::ResourceRef& resource = kind == PodInfo::GroupKind::kCopsePodGroup
+                                            ? kube::resources::kCopsePodGroups
+                                            : kube::resources::kPodGroups;
+    if (info.pending == 0 && info.bound == 0) {
+      SetProtection(object, resource, false);
+    } else if (info.bound != 0 && !object->meta.deletion_timestamp.has_value()) {
+      // A terminating object takes no new finalizers.
+      SetProtection(object, resource, true);
+    }
   }
 
-  void ReleaseUnusedGroups() {
+  void ReconcileGroupProtection() {
     for (const auto& g : pod_group_informer->List()) {
-      ReleaseIfUnused(PodInfo::GroupKind::kWorkloadPodGroup, g);
+      ReconcileProtection(PodInfo::GroupKind::kWorkloadPodGroup, g);
     }
     for (const auto& g : copse_pod_group_informer->List()) {
-      ReleaseIfUnused(PodInfo::GroupKind::kCopsePodGroup, g);
+      ReconcileProtection(PodInfo::GroupKind::kCopsePodGroup, g);
     }
   }
 
@@ -1359,7 +1365,7 @@ void Scheduler::Start() {
         break;
       }
     }
-    if (!impl.stopping.load()) impl.ReleaseUnusedGroups();
+    if (!impl.stopping.load()) impl.ReconcileGroupProtection();
     impl.Loop();
   });
 }

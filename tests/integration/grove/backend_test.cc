@@ -130,8 +130,12 @@ TEST(CopseSchedulerBackend, TranslatesTopologyConstraints) {
   // Let the operator's topology cache catch up before the PodCliqueSet arrives.
   ASSERT_TRUE(env.WaitFor([&] { return env.op()->Idle(); }));
   env.CreateJson(pcs.dump());
+  // Each PodGang gets its PodGroup on its own reconcile, and the Topology is
+  // written on first use: wait for all of them.
   ASSERT_TRUE(env.WaitFor([&] {
-    return env.Get(kCopsePodGroups, "default", "multinode-disaggregated-0-prefill-0").has_value();
+    return env.Get(kCopsePodGroups, "default", "multinode-disaggregated-0-prefill-0").has_value() &&
+           env.Get(kCopsePodGroups, "default", "multinode-disaggregated-0").has_value() &&
+           env.Get(kCopseTopologies, "", "dc").has_value();
   }));
   auto gang = env.Get(api::resources::kPodGangs, "default", "multinode-disaggregated-0");
   EXPECT_EQ((*gang)["metadata"]["annotations"]["grove.io/topology-name"], "dc");
