@@ -241,6 +241,12 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
   result.extras["batched_pods"] =
       static_cast<double>(stats_after.batched - stats_before.batched);
   result.extras["attempts"] = static_cast<double>(stats_after.attempts - stats_before.attempts);
+  // Why a pod took more than one attempt.
+  result.extras["unschedulable"] =
+      static_cast<double>(stats_after.unschedulable - stats_before.unschedulable);
+  result.extras["errors"] = static_cast<double>(stats_after.errors - stats_before.errors);
+  result.extras["bind_failures"] =
+      static_cast<double>(stats_after.bind_failures - stats_before.bind_failures);
   result.targets["pods_per_second >= 20000"] = result.pods_per_second >= 20'000;
   result.targets["scheduler_cpu_ms_per_pod <= 0.15"] = cpu_ms_per_pod <= 0.15;
   return result;

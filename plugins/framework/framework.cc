@@ -615,9 +615,10 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
   const size_t num_chunks = (num_candidates + chunk - 1) / chunk;
   if (options.parallel_for && num_chunks >= 2) {
     // Chunks of the rotated walk run concurrently; a chunk starting after
-    // enough feasible nodes were found is skipped. Results are then taken in
-    // walk order up to the first skipped chunk, so the outcome is the
-    // sequential one whenever the target is not reached early.
+    // enough feasible nodes were found (by any chunks) is skipped. Results
+    // are then taken in walk order; a skipped chunk still needed there (the
+    // chunks that filled the quota came after it in the walk) is filtered
+    // then, so the outcome is always the sequential one.
     ws.rotated.resize(num_candidates);
     std::copy(ws.candidates.begin() + static_cast<ptrdiff_t>(start), ws.candidates.end(),
               ws.rotated.begin());
@@ -642,15 +643,23 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
       found_total.fetch_add(out.found, std::memory_order_relaxed);
     });
     for (size_t c = 0; c < num_chunks && num_feasible < to_find; ++c) {
-      const Workspace::ChunkResult& r = ws.chunk_results[c];
-      if (r.skipped) break;
+      Workspace::ChunkResult& r = ws.chunk_results[c];
+      const size_t pos = c * chunk;
+      if (r.skipped) {
+        const size_t len = std::min(chunk, num_candidates - pos);
+        ws.chunk_scratch[c].Reserve(len);
+        r.status = FilterChunk(ctx, std::span<const NodeIndex>(ws.rotated.data() + pos, len),
+                               ws.chunk_scratch[c], ws.node_statuses,
+                               std::span<NodeIndex>(ws.feasible.data() + pos, len), r.found,
+                               r.rejected_by);
+        r.skipped = false;
+      }
       if (r.status.IsError()) {
         result.code = Code::kError;
         result.message = ErrorMessage("Filter", r.status, snapshot);
         return result;
       }
       result.unschedulable_plugins |= r.rejected_by;
-      const size_t pos = c * chunk;
       std::copy_n(ws.feasible.begin() + static_cast<ptrdiff_t>(pos), r.found,
                   ws.feasible.begin() + static_cast<ptrdiff_t>(num_feasible));
       evaluated += std::min(chunk, num_candidates - pos);

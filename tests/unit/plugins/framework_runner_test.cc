@@ -178,6 +178,42 @@ TEST_F(RunnerTest, ScoresAreWeighted) {
   EXPECT_EQ(Schedule(*fw).node, std::optional<NodeIndex>(2));  // 10 + node index: the last is best
 }
 
+// Concurrent filter chunks may finish in any order: when the last chunks of
+// the walk fill the quota first, the earlier ones (skipped then) must still
+// be filtered, and the result is the sequential walk's. Here the "pool"
+// runs the chunks last to first.
+TEST_F(RunnerTest, ParallelFilterInAnyChunkOrderFindsTheSequentialNodes) {
+  for (int i = 3; i < 40; ++i) c_.AddNode("n" + std::to_string(i));
+  Add("FakeScore", Factory<FakeScore>(int64_t{0}));
+  auto fw = Build();
+  auto run = [&](bool reverse_pool) {
+    ScheduleOptions options;
+    options.chunk_size = 4;
+    options.num_feasible_to_find = 6;
+    options.start_index = 5;
+    options.keep_raw_scores = true;
+    if (reverse_pool) {
+      options.parallel_for = [](size_t count, const std::function<void(size_t)>& body) {
+        for (size_t i = count; i-- > 0;) body(i);
+      };
+    }
+    CycleState state;
+    Workspace ws;
+    FixedRandom random(0);
+    ScheduleResult r =
+        fw->SchedulePod(*PodBuilder("p").Obj(), c_.snapshot(), state, ws, random, options, TestNow());
+    return std::make_pair(r, ws.feasible);
+  };
+  auto [sequential, sequential_nodes] = run(false);
+  auto [parallel, parallel_nodes] = run(true);
+  ASSERT_EQ(parallel.code, Code::kSuccess) << parallel.message;
+  EXPECT_EQ(parallel.feasible_nodes, 6u);
+  EXPECT_EQ(parallel_nodes, sequential_nodes);
+  // The walk starts at node 5: nodes 5..10 are the first six.
+  EXPECT_EQ(parallel_nodes, (std::vector<NodeIndex>{5, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(parallel.node, sequential.node);
+}
+
 TEST_F(RunnerTest, BindingCycle) {
   std::vector<std::string> log;
   Add("R1",
