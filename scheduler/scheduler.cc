@@ -126,6 +126,12 @@ struct Scheduler::Impl {
   // Last PodScheduled message written per pod uid (avoids rewriting it every retry).
   std::mutex status_mu;
   std::unordered_map<std::string, std::string> last_status;
+  // Gang members waiting for their group, by pod uid: reported when due.
+  struct WaitingReport {
+    queue::UnitKey key;
+    Clock::TimePoint due;
+  };
+  std::unordered_map<std::string, WaitingReport> waiting_reports;
 
   // Pod-class reuse (step 4 of the cycle).
   PodClassReuse batch;
@@ -152,6 +158,66 @@ struct Scheduler::Impl {
   void ForgetStatus(const std::string& uid) {
     std::lock_guard lock(status_mu);
     last_status.erase(uid);
+    waiting_reports.erase(uid);
+  }
+
+  // Why the members of a group that is not ready wait: an object that exists
+  // but failed validation says why, naming the field.
+  std::string WaitingMessage(const GangTracker::Decision& d) {
+    if (d.readiness == GangTracker::Readiness::kMissingSpec) {
+      std::lock_guard lock(status_mu);
+      if (auto it = invalid_groups.find(d.key.ToString()); it != invalid_groups.end()) {
+        return it->second;
+      }
+    }
+    return d.message;
+  }
+
+  // Members waiting for their group are told so only if they still wait
+  // after options.waiting_report_delay (FlushWaitingReports).
+  void ReportWaiting(const GangTracker::Decision& d) {
+    if (options.waiting_report_delay <= Clock::Duration::zero()) {
+      const std::string message = WaitingMessage(d);
+      for (const PodPtr& pod : d.waiting) ReportFailure(*pod, "Unschedulable", message, std::nullopt);
+      return;
+    }
+    const Clock::TimePoint due = clock->Now() + options.waiting_report_delay;
+    std::lock_guard lock(status_mu);
+    for (const PodPtr& pod : d.waiting) {
+      waiting_reports.try_emplace(pod->uid, WaitingReport{d.key, due});
+    }
+  }
+
+  void FlushWaitingReports() {
+    std::map<std::string, queue::UnitKey> due_groups;  // each group once
+    {
+      const Clock::TimePoint now = clock->Now();
+      std::lock_guard lock(status_mu);
+      if (waiting_reports.empty()) return;
+      for (auto it = waiting_reports.begin(); it != waiting_reports.end();) {
+        if (it->second.due > now) {
+          ++it;
+          continue;
+        }
+        due_groups.try_emplace(it->second.key.ToString(), it->second.key);
+        it = waiting_reports.erase(it);
+      }
+    }
+    for (const auto& [name, key] : due_groups) {
+      // Still not ready: every member still waiting is told why, now (the
+      // ones whose own delay has not passed yet too: one write each anyway).
+      const GangTracker::Decision d = gangs.Evaluate(key);
+      if (d.readiness != GangTracker::Readiness::kMissingSpec &&
+          d.readiness != GangTracker::Readiness::kWaitingForMembers) {
+        continue;
+      }
+      const std::string message = WaitingMessage(d);
+      {
+        std::lock_guard lock(status_mu);
+        for (const PodPtr& pod : d.waiting) waiting_reports.erase(pod->uid);
+      }
+      for (const PodPtr& pod : d.waiting) ReportFailure(*pod, "Unschedulable", message, std::nullopt);
+    }
   }
 
   // Writes PodScheduled=False (and the nomination) unless the same message
@@ -190,7 +256,9 @@ struct Scheduler::Impl {
       // whose members name different schedulers is rejected as a whole.
       PendingMember(*info);
     } else if (Responsible(**info)) {
-      if (queue->Add(*info) == queue::QueueLocation::kGated) ReportGated(**info);
+      // A gated pod carries PodScheduled=False/SchedulingGated from its
+      // creation (the API server sets it); nothing to write.
+      queue->Add(*info);
     }
   }
 
@@ -202,24 +270,9 @@ struct Scheduler::Impl {
   void PendingMember(const PodPtr& pod) {
     if (!pod->scheduling_gates.empty()) {
       ApplyDecision(gangs.Remove(*pod));
-      ReportGated(*pod);
       return;
     }
     ApplyDecision(gangs.UpsertPending(pod));
-  }
-
-  void ReportGated(const PodInfo& pod) {
-    if (pod.scheduling_gates.empty()) return;
-    {
-      std::lock_guard lock(status_mu);
-      std::string& last = last_status[pod.uid];
-      if (last == "SchedulingGated") return;
-      last = "SchedulingGated";
-    }
-    PodConditionUpdate condition;
-    condition.reason = "SchedulingGated";
-    condition.message = "Scheduling is blocked due to non-empty scheduling gates";
-    writer->PatchPodStatus(IdOf(pod), condition, std::nullopt);
   }
 
   void OnPodUpdate(const std::shared_ptr<const Pod>& old_pod,
@@ -262,9 +315,7 @@ struct Scheduler::Impl {
     }
     if (!Responsible(**info)) return;
     Result<PodPtr> old_info = ToPodInfo(*old_pod, resource_names);
-    if (queue->Update(old_info.ok() ? *old_info : nullptr, *info) == queue::QueueLocation::kGated) {
-      ReportGated(**info);
-    }
+    queue->Update(old_info.ok() ? *old_info : nullptr, *info);
   }
 
   void OnPodDelete(const std::shared_ptr<const Pod>& pod) {
@@ -287,15 +338,7 @@ struct Scheduler::Impl {
       case GangTracker::Readiness::kMissingSpec:
       case GangTracker::Readiness::kWaitingForMembers: {
         queue->DeleteGroup(d.key);
-        std::string message = d.message;
-        if (d.readiness == GangTracker::Readiness::kMissingSpec) {
-          // An object that exists but failed validation: say why, naming the field.
-          std::lock_guard lock(status_mu);
-          if (auto it = invalid_groups.find(d.key.ToString()); it != invalid_groups.end()) {
-            message = it->second;
-          }
-        }
-        for (const PodPtr& pod : d.waiting) ReportFailure(*pod, "Unschedulable", message, std::nullopt);
+        ReportWaiting(d);
         // Decisions are applied outside the tracker's lock: the group may have
         // become ready (its object arrived on another informer) between this
         // decision and the DeleteGroup above. Re-check so it is not dropped.
@@ -507,6 +550,7 @@ struct Scheduler::Impl {
     DrainCompletions();
     last_group_status_flush = {};
     FlushGroupStatuses();
+    FlushWaitingReports();
   }
 
   SchedulerStats CurrentStats() {
@@ -534,6 +578,7 @@ struct Scheduler::Impl {
       queue->AssignedPodDeleted(expired);
     }
     FlushGroupStatuses();
+    FlushWaitingReports();
   }
 
   std::function<void(size_t, const std::function<void(size_t)>&)> ParallelFor() {

@@ -74,6 +74,11 @@ struct SchedulerOptions {
   // durationToExpireAssumedPod): never, since forgetting a pod the server did
   // bind frees its node's capacity for others while the watch lags.
   Clock::Duration assumed_pod_ttl = Clock::Duration::zero();
+  // A gang member still waiting for its PodGroup, or for the rest of its
+  // members, after this long gets PodScheduled=False and a FailedScheduling
+  // event saying so; the members of a gang created in one burst write
+  // nothing. 0: report at once.
+  Clock::Duration waiting_report_delay = std::chrono::seconds(1);
   // Threads for parallel Filter/Score (0: hardware concurrency).
   int parallelism = 0;
   size_t filter_chunk_size = 256;

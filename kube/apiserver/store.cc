@@ -869,6 +869,18 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
       }
     }
     obj["status"] = {{"phase", "Pending"}};
+    // applySchedulingGatedCondition: a gated pod says so from the start (the
+    // scheduler writes nothing for it).
+    if (auto gates = obj["spec"].find("schedulingGates");
+        gates != obj["spec"].end() && gates->is_array() && !gates->empty()) {
+      obj["status"]["conditions"] = json::array(
+          {{{"type", "PodScheduled"},
+            {"status", "False"},
+            {"lastProbeTime", nullptr},
+            {"lastTransitionTime", now},
+            {"reason", "SchedulingGated"},
+            {"message", "Scheduling is blocked due to non-empty scheduling gates"}}});
+    }
   } else if (info.resource == "namespaces") {
     obj["spec"] = {{"finalizers", json::array({"kubernetes"})}};
     obj["status"] = {{"phase", "Active"}};

@@ -348,3 +348,69 @@ TEST(GangIntegration, FinalizerProtectsAScheduledGroupUntilItsMembersAreGone) {
 
 }  // namespace
 }  // namespace copse::scheduler::testing
+
+namespace copse::scheduler::testing {
+namespace {
+
+std::vector<std::string> FailedSchedulingEvents(Cluster& cluster) {
+  std::vector<std::string> out;
+  auto list = cluster.store().List(kube::resources::kEvents, {});
+  if (!list.ok()) return out;
+  for (const auto& item : list->items) {
+    if (item->json.find("\"FailedScheduling\"") != std::string::npos) out.push_back(item->json);
+  }
+  return out;
+}
+
+// Members of a gang created in one burst are placed without a word: the
+// "waiting for members" report is due only after waiting_report_delay, on
+// the scheduler's clock, which this test never advances.
+TEST(GangIntegration, MembersOfABurstWriteNoWaitingStatus) {
+  Cluster cluster;
+  AddNodes(cluster, 2, "4");
+  SchedulerOptions options;
+  options.clock = std::make_shared<FakeClock>();
+  cluster.StartScheduler(options);
+  cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson("burst", 3));
+  for (int i = 0; i < 3; ++i) {
+    cluster.Create(kPods, "default", PodJson(Member("burst", "burst-" + std::to_string(i), "1")));
+  }
+  ASSERT_TRUE(WaitUntil([&] { return BoundPerGroup(cluster.Pods())["burst"] == 3; }));
+  for (int i = 0; i < 3; ++i) {
+    auto pod = cluster.GetPod("default", "burst-" + std::to_string(i));
+    ASSERT_TRUE(pod.has_value());
+    const kube::Condition* c = PodScheduledCondition(*pod);
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->status, "True") << c->message;
+  }
+  EXPECT_TRUE(FailedSchedulingEvents(cluster).empty());
+}
+
+// A member that keeps waiting is told why once the delay has passed.
+TEST(GangIntegration, AMemberStillWaitingAfterTheDelayIsTold) {
+  Cluster cluster;
+  AddNodes(cluster, 2, "4");
+  auto clock = std::make_shared<FakeClock>();
+  SchedulerOptions options;
+  options.clock = clock;
+  options.waiting_report_delay = std::chrono::seconds(5);
+  cluster.StartScheduler(options);
+  cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson("short", 3));
+  cluster.Create(kPods, "default", PodJson(Member("short", "short-0", "1")));
+  const auto started = clock->Now();
+  ASSERT_TRUE(WaitUntil([&] {
+    clock->Advance(std::chrono::milliseconds(100));
+    auto pod = cluster.GetPod("default", "short-0");
+    const kube::Condition* c = pod ? PodScheduledCondition(*pod) : nullptr;
+    return c != nullptr && c->reason == "Unschedulable";
+  }));
+  EXPECT_GE(clock->Now() - started, std::chrono::seconds(5));
+  auto pod = cluster.GetPod("default", "short-0");
+  EXPECT_EQ(PodScheduledCondition(*pod)->message,
+            "scheduling.k8s.io/v1alpha2 PodGroup \"default/short\": waiting for members: 3 pods "
+            "required, fewer observed so far");
+  EXPECT_EQ(FailedSchedulingEvents(cluster).size(), 1u);
+}
+
+}  // namespace
+}  // namespace copse::scheduler::testing

@@ -392,10 +392,16 @@ TEST(SchedulerIntegration, SchedulingGatesHoldPodsUntilRemoved) {
   p.name = "gated";
   p.extra_spec = R"(,"schedulingGates":[{"name":"example.com/wait"}])";
   cluster.Create(kPods, "default", PodJson(p));
+  // The API server marks the pod gated at creation; the scheduler keeps it
+  // in the gated pool without a cycle.
+  auto gated = cluster.GetPod("default", "gated");
+  ASSERT_TRUE(gated.has_value());
+  const kube::Condition* c = PodScheduledCondition(*gated);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->reason, "SchedulingGated");
+  EXPECT_EQ(c->message, "Scheduling is blocked due to non-empty scheduling gates");
   ASSERT_TRUE(WaitUntil([&] {
-    auto pod = cluster.GetPod("default", "gated");
-    const kube::Condition* c = pod ? PodScheduledCondition(*pod) : nullptr;
-    return c != nullptr && c->reason == "SchedulingGated";
+    return cluster.scheduler()->queue().List(queue::QueueLocation::kGated).size() == 1;
   }));
   EXPECT_EQ(cluster.scheduler()->stats().attempts, 0u) << "gated pods cost no cycles";
   auto patched = cluster.store().Patch(kPods, "default", "gated", api::PatchType::kMerge,
