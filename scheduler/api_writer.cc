@@ -1,5 +1,6 @@
 #include "scheduler/api_writer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -43,6 +44,13 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
   size_t in_flight = 0;
   size_t events_in_flight = 0;
   std::deque<std::pair<std::string, std::string>> event_queue;  // (namespace, body)
+  struct PendingBind {
+    PodId pod;
+    std::string node;
+    std::function<void(Status)> done;
+  };
+  size_t binds_in_flight = 0;
+  std::deque<PendingBind> bind_queue;  // counted in in_flight already
   ApiWriterStats stats;
 
   void Begin() {
@@ -61,6 +69,8 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
     auto self = shared_from_this();
     net::co_spawn(client->executor(), std::move(task), [self](std::exception_ptr) { self->End(); });
   }
+
+  void PumpBinds();
 
   void PumpEvents() {
     std::unique_lock lock(mu);
@@ -129,8 +139,35 @@ net::awaitable<void> BindTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, 
     done(std::move(s));
 }
 
+void ApiWriter::Impl::PumpBinds() {
+  std::unique_lock lock(mu);
+  while (binds_in_flight < std::max<size_t>(options.max_binds_in_flight, 1) && !bind_queue.empty()) {
+    PendingBind bind = std::move(bind_queue.front());
+    bind_queue.pop_front();
+    ++binds_in_flight;
+    lock.unlock();
+    auto self = shared_from_this();
+    net::co_spawn(client->executor(),
+                  BindTask(self, std::move(bind.pod), std::move(bind.node), std::move(bind.done)),
+                  [self](std::exception_ptr) {
+                    {
+                      std::lock_guard lock(self->mu);
+                      --self->binds_in_flight;
+                      if (--self->in_flight == 0) self->idle.notify_all();
+                    }
+                    self->PumpBinds();
+                  });
+    lock.lock();
+  }
+}
+
 void ApiWriter::Bind(PodId pod, std::string node, std::function<void(Status)> done) {
-  impl_->Spawn(BindTask(impl_, std::move(pod), std::move(node), std::move(done)));
+  {
+    std::lock_guard lock(impl_->mu);
+    ++impl_->in_flight;
+    impl_->bind_queue.push_back({std::move(pod), std::move(node), std::move(done)});
+  }
+  impl_->PumpBinds();
 }
 
 net::awaitable<void> GetPodNodeNameTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod,
@@ -310,6 +347,7 @@ ApiWriterStats ApiWriter::stats() const {
   std::lock_guard lock(impl_->mu);
   ApiWriterStats s = impl_->stats;
   s.in_flight = impl_->in_flight;
+  s.binds_queued = impl_->bind_queue.size();
   return s;
 }
 

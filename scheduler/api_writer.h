@@ -11,7 +11,11 @@
 //   - Events are best effort, as in Kubernetes: at most `max_events_in_flight`
 //     requests at once, at most `max_queued_events` waiting; beyond that they
 //     are dropped and counted.
-//   - Drain waits until nothing is in flight (or the deadline passes).
+//   - At most `max_binds_in_flight` binds are sent at once; the others wait
+//     in FIFO order inside the writer, and a bind's timeout starts when it is
+//     sent (a burst of thousands of binds must not time out in the client's
+//     connection queue, which only turns them into binds of unknown outcome).
+//   - Drain waits until nothing is in flight or queued (or the deadline passes).
 //
 // Thread-safety: every method may be called from any thread.
 
@@ -37,6 +41,7 @@ struct ApiWriterOptions {
   size_t max_queued_events = 10'000;
   bool record_events = true;
   std::chrono::milliseconds bind_timeout{30'000};
+  size_t max_binds_in_flight = 128;
 };
 
 struct PodId {
@@ -61,7 +66,8 @@ struct ApiWriterStats {
   uint64_t events_sent = 0;
   uint64_t events_dropped = 0;
   uint64_t deletes = 0;
-  size_t in_flight = 0;
+  size_t in_flight = 0;    // requests sent or queued
+  size_t binds_queued = 0;  // binds waiting for a free slot
 };
 
 class ApiWriter {

@@ -93,6 +93,7 @@ class Cluster {
   }
 
   api::Store& store() { return *store_; }
+  std::string http_url() const { return server_->http_url(); }
   Scheduler* scheduler() { return scheduler_.get(); }
 
   void Create(const kube::ResourceRef& ref, const std::string& ns, const std::string& json) {
