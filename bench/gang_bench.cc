@@ -495,6 +495,7 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   result.extras["gang_attempts"] = attempts;
   result.extras["gang_attempt_ms"] = attempts > 0 ? loop_seconds * 1000.0 / attempts : 0;
   result.extras["loop_seconds"] = loop_seconds;
+  result.extras["batched_pods"] = static_cast<double>(after.batched - before.batched);
   // The loop time split by what the popped unit led to.
   auto delta = [&](const std::map<std::string, double>& a, const std::map<std::string, double>& b,
                    const std::string& key) {

@@ -218,12 +218,16 @@ bool PodInfo::MatchesRequiredNodeAffinity(const Labels& node_labels,
   return true;
 }
 
-uint64_t ComputePodClassSignature(const PodInfo& pod) noexcept {
+uint64_t ComputePodClassSignature(const PodInfo& pod, bool with_labels) noexcept {
   Hasher h;
   h.Tag('P');
   h.Str(pod.namespace_name);
   h.Str(pod.scheduler_name);
-  h.LabelMap(pod.labels);
+  if (with_labels) {
+    h.LabelMap(pod.labels);
+  } else {
+    h.Tag('-');
+  }
   h.Tag('R');
   h.U64(pod.requests.size());
   for (size_t i = 0; i < pod.requests.size(); ++i) {

@@ -163,8 +163,10 @@ struct PodInfo {
 };
 
 // The signature Finalize stores; exposed for tests and callers that edit a
-// finalized PodInfo.
-uint64_t ComputePodClassSignature(const PodInfo& pod) noexcept;
+// finalized PodInfo. with_labels = false leaves the pod's own labels out:
+// the class of pods that differ only in labels, which place alike while no
+// other pod has an affinity term that could match them.
+uint64_t ComputePodClassSignature(const PodInfo& pod, bool with_labels = true) noexcept;
 
 // policy/v1 PodDisruptionBudget, as preemption needs it.
 struct PodDisruptionBudgetInfo {

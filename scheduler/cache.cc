@@ -54,11 +54,18 @@ bool Cache::HasNode(std::string_view name) const {
 }
 
 void Cache::AttachLocked(PodState& state) {
+  if (state.pod->has_pod_affinity) ++pods_with_affinity_;
   if (NodeInfo* node = FindNodeLocked(state.node)) node->AddPod(state.pod);
 }
 
 void Cache::DetachLocked(PodState& state) {
+  if (state.pod->has_pod_affinity) --pods_with_affinity_;
   if (NodeInfo* node = FindNodeLocked(state.node)) node->RemovePod(state.pod->uid);
+}
+
+size_t Cache::PodsWithAffinity() const {
+  std::lock_guard lock(mu_);
+  return pods_with_affinity_;
 }
 
 Status Cache::AssumePod(std::shared_ptr<const PodInfo> pod) {

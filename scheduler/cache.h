@@ -73,6 +73,10 @@ class Cache {
   // Binder: the bind failed; the assumed pod no longer counts.
   void ForgetPod(std::string_view uid);
   bool IsAssumed(std::string_view uid) const;
+  // Cached (assumed or bound) pods with any pod affinity or anti-affinity
+  // term: while there are none, an incoming pod's labels change no Filter or
+  // Score result.
+  size_t PodsWithAffinity() const;
   // Informer: an assigned, non-terminal pod was added or changed. Confirms an
   // assumed pod (moving it if it landed elsewhere).
   void AddOrUpdatePod(std::shared_ptr<const PodInfo> pod);
@@ -127,6 +131,7 @@ class Cache {
   StringMap<size_t> node_index_;
   StringMap<PodState> pods_;
   size_t assumed_count_ = 0;
+  size_t pods_with_affinity_ = 0;  // cached pods with any pod (anti-)affinity term
   // (deadline, uid) of assumed pods whose bind finished, in deadline order
   // (the TTL is fixed); entries of pods confirmed or forgotten meanwhile are
   // skipped when they reach the front.

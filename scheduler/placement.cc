@@ -11,9 +11,14 @@ bool Batchable(const PodInfo& pod) noexcept {
          !pod.default_spread_selector.has_value() && pod.host_ports.empty();
 }
 
-bool PodClassReuse::Matches(const PodInfo& pod, size_t profile, size_t num_nodes) const noexcept {
-  return valid_ && signature_ == pod.signature && priority_ == pod.priority &&
-         profile_ == profile && num_nodes_ == num_nodes && Batchable(pod);
+bool PodClassReuse::Matches(const PodInfo& pod, size_t profile, size_t num_nodes,
+                            bool labels_matter) const noexcept {
+  if (!valid_ || priority_ != pod.priority || profile_ != profile || num_nodes_ != num_nodes ||
+      !Batchable(pod)) {
+    return false;
+  }
+  if (signature_ == pod.signature) return true;
+  return !labels_matter && unlabeled_signature_ == ComputePodClassSignature(pod, false);
 }
 
 void PodClassReuse::Remember(const PodInfo& pod, size_t profile, size_t num_nodes,
@@ -22,6 +27,7 @@ void PodClassReuse::Remember(const PodInfo& pod, size_t profile, size_t num_node
   valid_ = Batchable(pod);
   if (!valid_) return;
   signature_ = pod.signature;
+  unlabeled_signature_ = ComputePodClassSignature(pod, false);
   priority_ = pod.priority;
   profile_ = profile;
   num_nodes_ = num_nodes;
@@ -122,20 +128,26 @@ GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,
   GangPlacement out;
   size_t remaining = members.size();
   size_t start_index = options.start_index;
-  PodClassReuse reuse;
   const auto now = std::chrono::system_clock::now();
   std::vector<std::vector<PodPtr>> classes = OrderedClasses(members);
+  PodClassReuse local;
+  const bool keep = options.reuse != nullptr && classes.size() == 1;
+  if (options.reuse != nullptr && !keep) options.reuse->Invalidate();
+  PodClassReuse& reuse = keep ? *options.reuse : local;
   size_t c = 0;
   for (; c < classes.size(); ++c) {
     if (out.placed.size() + remaining < options.required) break;  // cannot be reached
     if (!options.place_all && out.placed.size() >= options.required) break;
     const std::vector<PodPtr>& cls = classes[c];
-    reuse.Invalidate();
+    if (!keep) reuse.Invalidate();
     size_t i = 0;
     for (; i < cls.size(); ++i) {
       const PodPtr& pod = cls[i];
       std::optional<NodeIndex> node;
-      if (reuse.Matches(*pod, 0, snapshot.num_nodes())) node = reuse.Place(fw, *pod, snapshot, random);
+      if (reuse.Matches(*pod, 0, snapshot.num_nodes(), options.labels_matter)) {
+        node = reuse.Place(fw, *pod, snapshot, random);
+        out.reused += node.has_value() ? 1 : 0;
+      }
       if (!node.has_value()) {
         plugins::CycleState state;
         plugins::ScheduleOptions so;
@@ -149,6 +161,7 @@ GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,
         out.evaluated_nodes += r.evaluated_nodes;
         if (snapshot.num_nodes() > 0) start_index = (start_index + r.evaluated_nodes) % snapshot.num_nodes();
         if (r.code != plugins::Code::kSuccess) {
+          reuse.Invalidate();
           if (out.failure.empty()) out.failure = r.message;
           out.unschedulable_plugins |= r.unschedulable_plugins;
           if (r.code == plugins::Code::kError) out.error = true;

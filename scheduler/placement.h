@@ -50,7 +50,10 @@ class PodClassReuse {
  public:
   void Invalidate() noexcept { valid_ = false; }
   // Whether `pod` may reuse the last pass (same class, same node count).
-  bool Matches(const PodInfo& pod, size_t profile, size_t num_nodes) const noexcept;
+  // labels_matter = false (no pod in the cluster has an affinity term): pods
+  // that differ only in their labels are of one class.
+  bool Matches(const PodInfo& pod, size_t profile, size_t num_nodes,
+               bool labels_matter = true) const noexcept;
   // Keeps the pass SchedulePod just made for `pod` (which chose `chosen`).
   void Remember(const PodInfo& pod, size_t profile, size_t num_nodes, plugins::CycleState state,
                 const plugins::Workspace& workspace, NodeIndex chosen);
@@ -62,6 +65,7 @@ class PodClassReuse {
  private:
   bool valid_ = false;
   uint64_t signature_ = 0;
+  uint64_t unlabeled_signature_ = 0;
   int32_t priority_ = 0;
   size_t profile_ = 0;
   size_t num_nodes_ = 0;
@@ -82,6 +86,15 @@ struct GangPlacementOptions {
   // Place only on these nodes (sorted ascending, unique; e.g. one topology
   // domain's nodes); null: every node. Must stay valid during the call.
   const std::vector<NodeIndex>* allowed_nodes = nullptr;
+  // False when no pod in the cluster has a pod (anti-)affinity term: the
+  // kept pass then serves gangs whose pods differ only in labels.
+  bool labels_matter = true;
+  // A pod class pass kept from the previous gang (the scheduler's, across
+  // attempts): used for a gang of one class, whose pass it then keeps;
+  // invalidated for any other gang. The caller invalidates it whenever the
+  // snapshot changed beyond the rows of the previous gang's placement. Null:
+  // a pass per gang.
+  PodClassReuse* reuse = nullptr;
 };
 
 struct MemberPlacement {
@@ -98,6 +111,7 @@ struct GangPlacement {
   std::string failure;
   uint64_t unschedulable_plugins = 0;
   size_t evaluated_nodes = 0;
+  size_t reused = 0;  // members placed by reusing a pod class's pass
 };
 
 GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,

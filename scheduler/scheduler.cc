@@ -135,6 +135,11 @@ struct Scheduler::Impl {
 
   // Pod-class reuse (step 4 of the cycle).
   PodClassReuse batch;
+  // The pass of the last single-class gang, and how many snapshot rows its
+  // placement changed: valid for the next gang while the snapshot sync
+  // copies no more rows than those.
+  PodClassReuse gang_batch;
+  size_t gang_batch_rows = 0;
 
   mutable std::mutex stats_mu;
   SchedulerStats stats;
@@ -609,6 +614,9 @@ struct Scheduler::Impl {
   }
 
   void SchedulePodUnit(const queue::PoppedUnit& unit) {
+    // A single pod's cycle changes rows the last gang's pass does not know.
+    gang_batch.Invalidate();
+    gang_batch_rows = 0;
     PodPtr pod = unit.pods.front();
     const queue::UnitKey key = unit.key();
     const std::optional<size_t> profile = ProfileIndex(pod->scheduler_name);
@@ -632,7 +640,7 @@ struct Scheduler::Impl {
       if (chosen.has_value()) Count(&SchedulerStats::batched);
     }
     if (!chosen.has_value()) {
-      batch.Invalidate();
+      InvalidateBatches();
       plugins::CycleState state;
       plugins::ScheduleOptions so;
       so.chunk_size = options.filter_chunk_size;
@@ -656,6 +664,12 @@ struct Scheduler::Impl {
     AssumeAndBind(unit, key, *profile, fw, pod, snapshot->node_name(*chosen));
   }
 
+  void InvalidateBatches() {
+    batch.Invalidate();
+    gang_batch.Invalidate();
+    gang_batch_rows = 0;
+  }
+
   void AssumeAndBind(const queue::PoppedUnit& unit, const queue::UnitKey& key, size_t profile,
                      plugins::Framework& fw, const PodPtr& pod, const std::string& node,
                      bool group_member = false) {
@@ -671,7 +685,7 @@ struct Scheduler::Impl {
     plugins::Status reserve = fw.RunReserve(state, *assumed, node);
     if (!reserve.IsSuccess()) {
       cache->ForgetPod(assumed->uid);
-      batch.Invalidate();
+      InvalidateBatches();
       HandleBindingCycleFailure(key, unit.cycle, *pod,
                                 "running Reserve plugin: " + fw.StatusMessage(reserve, *snapshot));
       return;
@@ -680,7 +694,7 @@ struct Scheduler::Impl {
     if (!permit.status.IsSuccess()) {
       fw.RunUnreserve(state, *assumed, node);
       cache->ForgetPod(assumed->uid);
-      batch.Invalidate();
+      InvalidateBatches();
       const std::string why = permit.status.code == plugins::Code::kWait
                                   ? "Permit returned Wait: copse places groups in the Workload "
                                     "Scheduling Cycle instead of waiting pods"
@@ -692,7 +706,7 @@ struct Scheduler::Impl {
     if (!prebind.IsSuccess()) {
       fw.RunUnreserve(state, *assumed, node);
       cache->ForgetPod(assumed->uid);
-      batch.Invalidate();
+      InvalidateBatches();
       HandleBindingCycleFailure(key, unit.cycle, *pod,
                                 "running PreBind plugin: " + fw.StatusMessage(prebind, *snapshot));
       return;
@@ -774,7 +788,7 @@ struct Scheduler::Impl {
           continue;
         }
         cache->ForgetPod(pod.uid);
-        batch.Invalidate();
+        InvalidateBatches();
         plugins::CycleState state;
         frameworks[c.profile]->RunUnreserve(state, pod, pod.node_name);
         // The node's capacity is free again for others.
@@ -1043,7 +1057,7 @@ struct Scheduler::Impl {
     }
     const size_t profile = *ProfileIndex(*names.begin());
     plugins::Framework& fw = *frameworks[profile];
-    batch.Invalidate();
+    batch.Invalidate();  // the pod-class pass of single pods; gang_batch is checked below
     if (const std::string invalid = TopologyErrors(spec); !invalid.empty()) {
       // E.g. a Topology or level that does not exist (yet): retried after backoff.
       const std::string message = "pod group " + group + " is invalid: " + invalid;
@@ -1060,8 +1074,17 @@ struct Scheduler::Impl {
     const size_t required_total =
         spec.IsGang() ? static_cast<size_t>(std::max(0, spec.RequiredPods(kRootGroup))) : 0;
     const size_t required = required_total > already ? required_total - already : 0;
-    cache->UpdateSnapshot(*snapshot);
-    AddNominatedPodsExcept(member_uids, priority);
+    const size_t num_nodes_before = snapshot->num_nodes();
+    const size_t copied = cache->UpdateSnapshot(*snapshot);
+    const bool nominated = AddNominatedPodsExcept(member_uids, priority);
+    const bool topology_aware = NeedsTopologyPlacement(spec);
+    // The previous gang's pass still holds when the sync only rewrote the
+    // rows that gang's placement changed (with the same pods).
+    const bool reuse_gang_pass = options.batch_pod_classes && !topology_aware && !nominated &&
+                                 snapshot->num_nodes() == num_nodes_before &&
+                                 copied <= gang_batch_rows;
+    if (!reuse_gang_pass) gang_batch.Invalidate();
+    gang_batch_rows = 0;
     GangPlacementOptions po;
     po.required = required;
     po.place_all = true;
@@ -1070,9 +1093,14 @@ struct Scheduler::Impl {
     po.start_index = next_start_index;
     // Topology constraints or subgroups: domains and the subgroup tree decide
     // (scheduler/topology_placement.h); members already bound pin the domains.
-    const bool topology_aware = NeedsTopologyPlacement(spec);
     TopologyPlacementOptions to;
     to.placement = po;
+    // Nominated pods added to the snapshot are dropped by the next sync: a
+    // pass made with them is not kept.
+    if (options.batch_pod_classes && !topology_aware && !nominated) {
+      po.reuse = &gang_batch;
+      po.labels_matter = cache->PodsWithAffinity() > 0;
+    }
     to.find_bound_members = already > 0;
     to.workspace = &topology_workspace;
     GangPlacement placement =
@@ -1080,11 +1108,16 @@ struct Scheduler::Impl {
             ? PlaceGangWithTopology(fw, *snapshot, members, spec, topologies, to, *random, workspace)
                   .placement
             : PlaceGang(fw, *snapshot, members, po, *random, workspace);
+    po.reuse = nullptr;  // preemption dry runs place on edited snapshots: never kept
+    for (size_t i = 0; i < placement.reused; ++i) Count(&SchedulerStats::batched);
     if (snapshot->num_nodes() > 0) {
       next_start_index = (next_start_index + placement.evaluated_nodes) % snapshot->num_nodes();
     }
     queue::Rejection rejection;
     rejection.unschedulable = queue::PluginSet::FromMask(placement.unschedulable_plugins);
+    if (placement.error || !placement.satisfied || placement.placed.empty()) {
+      gang_batch.Invalidate();  // the next sync drops this attempt's snapshot edits
+    }
 
     if (placement.error) {
       Count(&SchedulerStats::errors);
@@ -1099,9 +1132,17 @@ struct Scheduler::Impl {
       // the cache now takes the members as assumed pods.
       gangs.SetPendingVictims(key, {});
       UpdateProtection(key, true);
+      std::set<NodeIndex> rows;
+      for (const MemberPlacement& m : placement.placed) rows.insert(m.node);
       for (const MemberPlacement& m : placement.placed) {
         AssumeAndBind(unit, key, profile, fw, m.pod, snapshot->node_name(m.node),
                       /*group_member=*/true);
+      }
+      // (A member whose Reserve/Permit failed invalidated the pass.)
+      if (!placement.unplaced.empty()) {
+        gang_batch.Invalidate();
+      } else {
+        gang_batch_rows = rows.size();
       }
       if (placement.unplaced.empty()) {
         queue->Done(key);

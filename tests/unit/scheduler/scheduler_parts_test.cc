@@ -349,5 +349,45 @@ TEST(PodClassReuse, MatchesAFullPassForEveryPod) {
   }
 }
 
+// A pass kept across gangs (GangPlacementOptions::reuse): gangs whose pods
+// differ only in their labels reuse it while labels do not matter, and the
+// result never over-allocates; when labels matter each gang has its pass.
+TEST(PodClassReuse, KeptAcrossGangsThatDifferOnlyInLabels) {
+  plugins::Registry registry;
+  auto fw = DefaultFramework(registry);
+  for (bool labels_matter : {true, false}) {
+    Cluster cluster;
+    for (int i = 0; i < 6; ++i) cluster.AddNode("n" + std::to_string(i), {{"cpu", "4"}, {"pods", "110"}});
+    Snapshot& snapshot = cluster.mutable_snapshot();
+    FixedRandom random(0);
+    plugins::Workspace ws;
+    PodClassReuse kept;
+    size_t reused = 0;
+    for (int g = 0; g < 8; ++g) {
+      std::vector<PodPtr> members;
+      for (int i = 0; i < 3; ++i) {
+        members.push_back(PodBuilder("g" + std::to_string(g) + "-" + std::to_string(i))
+                              .Label("gang", "g" + std::to_string(g))
+                              .Requests(cluster.names, {{"cpu", "1"}})
+                              .Obj());
+      }
+      GangPlacementOptions options;
+      options.required = 3;
+      options.reuse = &kept;
+      options.labels_matter = labels_matter;
+      GangPlacement p = PlaceGang(*fw, snapshot, members, options, random, ws);
+      ASSERT_TRUE(p.satisfied) << "gang " << g << ": " << p.failure;
+      reused += p.reused;
+    }
+    // 24 cpu for 24 pods: full, and nothing over.
+    for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
+      EXPECT_EQ(snapshot.requested(kResourceIdCpu, n), 4000) << "node " << n;
+    }
+    // Within a gang the 2nd and 3rd pods reuse the 1st's pass (16); across
+    // gangs the 1st pod does too when labels do not matter (7 more).
+    EXPECT_EQ(reused, labels_matter ? 16u : 23u);
+  }
+}
+
 }  // namespace
 }  // namespace copse::scheduler
