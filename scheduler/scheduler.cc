@@ -635,7 +635,7 @@ struct Scheduler::Impl {
     // 4. Pod class reuse.
     if (options.batch_pod_classes && !nominations && copied <= 1 &&
         snapshot->num_nodes() == num_nodes_before &&
-        batch.Matches(*pod, *profile, snapshot->num_nodes())) {
+        batch.Matches(*pod, *profile, snapshot->num_nodes(), cache->PodsWithAffinity() > 0)) {
       chosen = batch.Place(fw, *pod, *snapshot, *random);
       if (chosen.has_value()) Count(&SchedulerStats::batched);
     }
