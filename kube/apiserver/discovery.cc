@@ -256,14 +256,39 @@ HttpResponse Handler::OpenApi(Request& req, bool* handled) {
     return HttpResponse{404, "application/json", StatusJson(e), nullptr};
   };
   if (segs[1] == "v2" && segs.size() == 2) {
-    // Only JSON: a client that wants protobuf only gets 406 and copes.
+    // The same empty document (swagger 2.0, info, no definitions) as JSON or
+    // as gnostic's openapi_v2.Document protobuf, which kubectl asks for when
+    // it validates a `kind: List` file client-side: with no definitions every
+    // item's schema lookup comes back empty and the items are left to the
+    // server's own (strict) field validation.
     const std::string_view accept = req.http->accept;
+    constexpr std::string_view kProtobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
     if (!accept.empty() && accept.find("json") == std::string_view::npos &&
         accept.find("*/*") == std::string_view::npos) {
-      Error e = MakeError(ErrorCode::kInvalid, "only application/json is served");
-      e.http_status = 406;
-      e.reason = "NotAcceptable";
-      return HttpResponse{406, "application/json", StatusJson(e), nullptr};
+      if (accept.find(kProtobuf) == std::string_view::npos) {
+        Error e = MakeError(ErrorCode::kInvalid, "only application/json and " +
+                                                     std::string(kProtobuf) + " are served");
+        e.http_status = 406;
+        e.reason = "NotAcceptable";
+        return HttpResponse{406, "application/json", StatusJson(e), nullptr};
+      }
+      // Document{swagger(1)="2.0", info(2)=Info{title(1)="Kubernetes", version(2)="v1.32.0"}}
+      const std::string title = "Kubernetes";
+      const std::string ver = "v1.32.0";
+      std::string info;
+      info += '\x0a';
+      info += static_cast<char>(title.size());
+      info += title;
+      info += '\x12';
+      info += static_cast<char>(ver.size());
+      info += ver;
+      std::string doc = "\x0a\x03" "2.0";
+      doc += '\x12';
+      doc += static_cast<char>(info.size());
+      doc += info;
+      // The served media type has no '@' (which Go's mime parser rejects).
+      return HttpResponse{200, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+                          std::move(doc), nullptr};
     }
     return Json({{"swagger", "2.0"},
                  {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},

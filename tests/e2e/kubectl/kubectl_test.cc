@@ -128,6 +128,36 @@ TEST_F(KubectlTest, CreatePodGetJsonLabelAnnotatePatchDelete) {
   EXPECT_NE(r.out.find("NotFound"), std::string::npos) << r.out;
 }
 
+// A `kind: List` file: kubectl validates the List itself against the
+// /openapi/v2 protobuf document, then creates every item.
+TEST_F(KubectlTest, ApplyListCreatesEveryItem) {
+  const std::string list = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: listed-config
+  data:
+    a: "1"
+- apiVersion: v1
+  kind: Service
+  metadata:
+    name: listed-service
+  spec:
+    selector:
+      app: listed
+    ports:
+    - port: 80
+)";
+  auto r = K({"apply", "-f", cluster_->WriteFile("list.yaml", list)});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("configmap/listed-config created"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("service/listed-service created"), std::string::npos) << r.out;
+  EXPECT_EQ(GetJson({"configmap", "listed-config"})["data"]["a"], "1");
+  EXPECT_EQ(GetJson({"service", "listed-service"})["spec"]["ports"][0]["port"], 80);
+}
+
 TEST_F(KubectlTest, ApplyCreatesThenReappliesChange) {
   const std::string v1 = R"(apiVersion: v1
 kind: Service
