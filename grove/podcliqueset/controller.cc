@@ -389,10 +389,8 @@ class Pass {
     }
 
     std::string now = ctx_.Now();
-    if (!initialized && all_exist && !(gang.spec == spec) && !synced) {
-      // Pods exist; references are being written, and the backend's objects
-      // are not there yet. (When they are, the references and Initialized=True
-      // are written in this same pass, with no RefsSyncing write between.)
+    if (!initialized && all_exist && !(gang.spec == spec)) {
+      // Pods exist; references are being written.
       if (Status s = SetInitialized(gang, "False", api::kReasonRefsSyncing,
                                     "All pods exist; pod references are being synced",
                                     now);

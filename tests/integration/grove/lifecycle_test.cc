@@ -1,7 +1,7 @@
 // GREP-375's PodGang lifecycle, proven from the API server's watch history
 // (one resourceVersion counter for all kinds, so rv order is write order):
 //   PodGang before any pod; the copse PodGroup before any gate is lifted;
-//   Initialized goes PodsPending (-> RefsSyncing) -> Ready with sorted, complete
+//   Initialized goes PodsPending -> RefsSyncing -> Ready with sorted, complete
 //   references; no gate is lifted before Initialized=True; scaled gangs wait
 //   for the base gang; scale-out/in never flips Initialized back.
 
@@ -88,14 +88,7 @@ TEST(PodGangLifecycle, WatchHistoryOrder) {
   EXPECT_LT(first_gang, first_pod) << "PodGang must exist before any pod";
   EXPECT_LT(first_podgroup, first_ungate) << "copse PodGroup must exist before a gate is lifted";
   EXPECT_LT(initialized_true, first_ungate) << "no gate may be lifted before Initialized=True";
-  // RefsSyncing is written only while the backend's objects are still being
-  // created when the last pod appears; otherwise references and Ready come
-  // in one pass.
-  if (reasons.size() == 3) {
-    EXPECT_EQ(reasons, (std::vector<std::string>{"False/PodsPending", "False/RefsSyncing", "True/Ready"}));
-  } else {
-    EXPECT_EQ(reasons, (std::vector<std::string>{"False/PodsPending", "True/Ready"}));
-  }
+  EXPECT_EQ(reasons, (std::vector<std::string>{"False/PodsPending", "False/RefsSyncing", "True/Ready"}));
 
   // At Initialized=True every PodGroup lists all of its pods, sorted.
   size_t total = 0;
