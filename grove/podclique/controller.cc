@@ -281,7 +281,11 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                              std::to_string(min) + " pods ready");
   }
   runtime::SetCondition(status.conditions, next, now);
-  if (!(status == pclq->status)) {
+  // Pods created in this pass are not in the cache yet: a status written now
+  // would count none of them and be replaced as soon as their events requeue
+  // this key. Write it then.
+  const bool creations_pending = !ctx_.expectations->Satisfied(key);
+  if (!creations_pending && !(status == pclq->status)) {
     api::PodClique updated_pclq = *pclq;
     updated_pclq.status = std::move(status);
     Result<std::string> r = Await(client, client.UpdateStatus(api::resources::kPodCliques, ns,
