@@ -626,13 +626,9 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
               ws.rotated.begin() + static_cast<ptrdiff_t>(num_candidates - start));
     if (ws.chunk_scratch.size() < num_chunks) ws.chunk_scratch.resize(num_chunks);
     ws.chunk_results.assign(num_chunks, Workspace::ChunkResult{});
-    std::atomic<size_t> found_total{0};
-    options.parallel_for(num_chunks, [&](size_t c) {
+    // Filters chunk c of the rotated walk into its own slice of ws.feasible.
+    const auto filter_chunk = [&](size_t c) {
       Workspace::ChunkResult& out = ws.chunk_results[c];
-      if (found_total.load(std::memory_order_relaxed) >= to_find) {
-        out.skipped = true;
-        return;
-      }
       const size_t pos = c * chunk;
       const size_t len = std::min(chunk, num_candidates - pos);
       ws.chunk_scratch[c].Reserve(len);
@@ -640,20 +636,21 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
                                ws.chunk_scratch[c], ws.node_statuses,
                                std::span<NodeIndex>(ws.feasible.data() + pos, len), out.found,
                                out.rejected_by);
-      found_total.fetch_add(out.found, std::memory_order_relaxed);
+      out.skipped = false;
+    };
+    std::atomic<size_t> found_total{0};
+    options.parallel_for(num_chunks, [&](size_t c) {
+      if (found_total.load(std::memory_order_relaxed) >= to_find) {
+        ws.chunk_results[c].skipped = true;
+        return;
+      }
+      filter_chunk(c);
+      found_total.fetch_add(ws.chunk_results[c].found, std::memory_order_relaxed);
     });
     for (size_t c = 0; c < num_chunks && num_feasible < to_find; ++c) {
       Workspace::ChunkResult& r = ws.chunk_results[c];
       const size_t pos = c * chunk;
-      if (r.skipped) {
-        const size_t len = std::min(chunk, num_candidates - pos);
-        ws.chunk_scratch[c].Reserve(len);
-        r.status = FilterChunk(ctx, std::span<const NodeIndex>(ws.rotated.data() + pos, len),
-                               ws.chunk_scratch[c], ws.node_statuses,
-                               std::span<NodeIndex>(ws.feasible.data() + pos, len), r.found,
-                               r.rejected_by);
-        r.skipped = false;
-      }
+      if (r.skipped) filter_chunk(c);
       if (r.status.IsError()) {
         result.code = Code::kError;
         result.message = ErrorMessage("Filter", r.status, snapshot);
