@@ -66,6 +66,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   // Gang termination of scaled replicas.
   std::optional<Clock::Duration> requeue;
   std::set<int> terminated;
+  int created_now = 0;  // PodCliques created by this pass
   auto delay = api::TerminationDelay(*pcs);
   auto now = ctx_.clock->WallNow();
   for (const auto& [j, pclqs] : by_replica) {
@@ -103,7 +104,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
         runtime::Log(1, kLog, "create PodClique " + ns + "/" + desired.meta.name);
         Result<std::string> created =
             Await(client, client.Create(api::resources::kPodCliques, ns, desired.Encode()));
-        if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) {
+        if (created.ok()) {
+          ++created_now;
+        } else if (created.error().code != ErrorCode::kAlreadyExists) {
           record(created.error());
         }
         continue;
@@ -186,7 +189,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                        std::to_string(min_available) + " replicas)";
   }
   runtime::SetCondition(status.conditions, breached, ctx_.Now());
-  if (!(status == pcsg->status)) {
+  // PodCliques created in this pass are not in the cache yet: the status
+  // would count none of them, and their add events requeue this key.
+  if (created_now == 0 && !(status == pcsg->status)) {
     api::PodCliqueScalingGroup next = *pcsg;
     next.status = std::move(status);
     Result<std::string> result = Await(
