@@ -677,6 +677,7 @@ struct Scheduler::Impl {
     assumed_info->node_name = node;
     PodPtr assumed = assumed_info;
     if (Status s = cache->AssumePod(assumed); !s.ok()) {
+      InvalidateBatches();  // the kept passes counted this pod on `node`
       queue->Done(key);
       return;
     }
