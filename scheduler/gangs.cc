@@ -131,6 +131,17 @@ GangTracker::Decision GangTracker::Evaluate(const queue::UnitKey& key) {
   return EvaluateLocked(key, it->second);
 }
 
+std::vector<GangTracker::Decision> GangTracker::ReadyGroups() {
+  std::lock_guard lock(mu_);
+  std::vector<Decision> out;
+  for (auto& [name, group] : groups_) {
+    if (group.pending.empty()) continue;
+    Decision d = EvaluateLocked(GroupUnitKey(group.kind, group.ns, group.name), group);
+    if (d.readiness == Readiness::kReady) out.push_back(std::move(d));
+  }
+  return out;
+}
+
 std::optional<GangSpec> GangTracker::Spec(const queue::UnitKey& key) const {
   std::lock_guard lock(mu_);
   auto it = groups_.find(key.ToString());

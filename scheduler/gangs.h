@@ -67,6 +67,9 @@ class GangTracker {
   Decision Remove(const PodInfo& pod);
   // Re-evaluates (e.g. after a failed bind of a member).
   Decision Evaluate(const queue::UnitKey& key);
+  // Every group that is ready now (the scheduler's periodic resync of the
+  // tracker against the queue).
+  std::vector<Decision> ReadyGroups();
 
   std::optional<GangSpec> Spec(const queue::UnitKey& key) const;
   GroupInfo Info(const queue::UnitKey& key) const;

@@ -145,6 +145,7 @@ struct Scheduler::Impl {
   SchedulerStats stats;
   Clock::TimePoint last_unschedulable_flush{};
   Clock::TimePoint last_metrics_update{};
+  Clock::TimePoint last_group_resync{};
 
   // ---- helpers ----
   std::optional<size_t> ProfileIndex(std::string_view scheduler_name) const {
@@ -584,6 +585,26 @@ struct Scheduler::Impl {
     }
     FlushGroupStatuses();
     FlushWaitingReports();
+    if (now - last_group_resync >= std::chrono::seconds(1)) {
+      last_group_resync = now;
+      ResyncReadyGroups();
+    }
+  }
+
+  // Level-triggered safety net: a group the tracker finds ready whose unit is
+  // nowhere in the queue (neither queued nor in flight) and whose members are
+  // not all binding is queued again. Decisions are applied outside the
+  // tracker's lock, so interleaved informer events can leave a ready group
+  // unqueued; this bounds how long that lasts.
+  void ResyncReadyGroups() {
+    for (const GangTracker::Decision& d : gangs.ReadyGroups()) {
+      if (queue->Find(d.key).has_value()) continue;
+      const bool all_assumed =
+          std::all_of(d.members.begin(), d.members.end(),
+                      [&](const PodPtr& pod) { return cache->IsAssumed(pod->uid); });
+      if (all_assumed) continue;
+      queue->UpsertGroup(d.key, d.members);
+    }
   }
 
   std::function<void(size_t, const std::function<void(size_t)>&)> ParallelFor() {

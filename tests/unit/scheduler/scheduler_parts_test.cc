@@ -245,6 +245,24 @@ TEST(GangTracker, BarrierWaitsForTheObjectAndForMinCount) {
   EXPECT_EQ(d.readiness, GangTracker::Readiness::kEmpty);
 }
 
+TEST(GangTracker, ReadyGroupsListsExactlyTheGroupsThatMayBeQueued) {
+  GangTracker tracker;
+  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("ready", 2));
+  tracker.UpsertPending(Member("r1", "ready"));
+  tracker.UpsertPending(Member("r2", "ready"));
+  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("short", 3));
+  tracker.UpsertPending(Member("s1", "short"));
+  tracker.UpsertPending(Member("orphan", "missing"));  // no PodGroup object
+  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("done", 1));
+  auto d1 = Member("d1", "done");
+  tracker.UpsertPending(d1);
+  tracker.MarkBound(*d1);  // nothing left pending
+  std::vector<GangTracker::Decision> ready = tracker.ReadyGroups();
+  ASSERT_EQ(ready.size(), 1u);
+  EXPECT_EQ(ready[0].key, GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "default", "ready"));
+  EXPECT_EQ(ready[0].members.size(), 2u);
+}
+
 TEST(GangTracker, CopseAndWorkloadGroupsWithOneNameDoNotCollide) {
   EXPECT_NE(GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "ns", "g"),
             GroupUnitKey(PodInfo::GroupKind::kCopsePodGroup, "ns", "g"));
