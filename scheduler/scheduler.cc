@@ -336,6 +336,12 @@ struct Scheduler::Impl {
   }
 
   // ---- gangs ----
+  // Every member is assumed (its bind is in flight): the group needs no cycle.
+  bool AllBinding(const queue::PodList& members) const {
+    return std::all_of(members.begin(), members.end(),
+                       [&](const PodPtr& pod) { return cache->IsAssumed(pod->uid); });
+  }
+
   void ApplyDecision(const GangTracker::Decision& d) {
     switch (d.readiness) {
       case GangTracker::Readiness::kEmpty:
@@ -360,10 +366,7 @@ struct Scheduler::Impl {
         // still assumed, and queueing it then only costs a pop that finds
         // nothing to place. A bind that fails forgets its pod and
         // re-evaluates the group, which queues it again.
-        const bool all_assumed =
-            std::all_of(d.members.begin(), d.members.end(),
-                        [&](const PodPtr& pod) { return cache->IsAssumed(pod->uid); });
-        if (!all_assumed) queue->UpsertGroup(d.key, d.members);
+        if (!AllBinding(d.members)) queue->UpsertGroup(d.key, d.members);
         break;
       }
     }
@@ -598,11 +601,7 @@ struct Scheduler::Impl {
   // unqueued; this bounds how long that lasts.
   void ResyncReadyGroups() {
     for (const GangTracker::Decision& d : gangs.ReadyGroups()) {
-      if (queue->Find(d.key).has_value()) continue;
-      const bool all_assumed =
-          std::all_of(d.members.begin(), d.members.end(),
-                      [&](const PodPtr& pod) { return cache->IsAssumed(pod->uid); });
-      if (all_assumed) continue;
+      if (queue->Find(d.key).has_value() || AllBinding(d.members)) continue;
       queue->UpsertGroup(d.key, d.members);
     }
   }
@@ -636,8 +635,7 @@ struct Scheduler::Impl {
 
   void SchedulePodUnit(const queue::PoppedUnit& unit) {
     // A single pod's cycle changes rows the last gang's pass does not know.
-    gang_batch.Invalidate();
-    gang_batch_rows = 0;
+    InvalidateGangBatch();
     PodPtr pod = unit.pods.front();
     const queue::UnitKey key = unit.key();
     const std::optional<size_t> profile = ProfileIndex(pod->scheduler_name);
@@ -685,10 +683,14 @@ struct Scheduler::Impl {
     AssumeAndBind(unit, key, *profile, fw, pod, snapshot->node_name(*chosen));
   }
 
-  void InvalidateBatches() {
-    batch.Invalidate();
+  void InvalidateGangBatch() {
     gang_batch.Invalidate();
     gang_batch_rows = 0;
+  }
+
+  void InvalidateBatches() {
+    batch.Invalidate();
+    InvalidateGangBatch();
   }
 
   void AssumeAndBind(const queue::PoppedUnit& unit, const queue::UnitKey& key, size_t profile,
@@ -1131,7 +1133,7 @@ struct Scheduler::Impl {
                   .placement
             : PlaceGang(fw, *snapshot, members, po, *random, workspace);
     po.reuse = nullptr;  // preemption dry runs place on edited snapshots: never kept
-    for (size_t i = 0; i < placement.reused; ++i) Count(&SchedulerStats::batched);
+    Count(&SchedulerStats::batched, placement.reused);
     if (snapshot->num_nodes() > 0) {
       next_start_index = (next_start_index + placement.evaluated_nodes) % snapshot->num_nodes();
     }

@@ -273,19 +273,10 @@ HttpResponse Handler::OpenApi(Request& req, bool* handled) {
         return HttpResponse{406, "application/json", StatusJson(e), nullptr};
       }
       // Document{swagger(1)="2.0", info(2)=Info{title(1)="Kubernetes", version(2)="v1.32.0"}}
-      const std::string title = "Kubernetes";
-      const std::string ver = "v1.32.0";
-      std::string info;
-      info += '\x0a';
-      info += static_cast<char>(title.size());
-      info += title;
-      info += '\x12';
-      info += static_cast<char>(ver.size());
-      info += ver;
-      std::string doc = "\x0a\x03" "2.0";
-      doc += '\x12';
-      doc += static_cast<char>(info.size());
-      doc += info;
+      // as tag, length, bytes.
+      static constexpr std::string_view kDocument =
+          "\x0a\x03" "2.0" "\x12\x15" "\x0a\x0a" "Kubernetes" "\x12\x07" "v1.32.0";
+      std::string doc(kDocument);
       // The served media type has no '@' (which Go's mime parser rejects).
       return HttpResponse{200, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
                           std::move(doc), nullptr};

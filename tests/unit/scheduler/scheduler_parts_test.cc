@@ -46,6 +46,30 @@ TEST(Cache, AssumedPodCountsUntilForgotten) {
   EXPECT_EQ(cache.GetNode("n1")->requested().Get(kResourceIdCpu), 0);
 }
 
+TEST(Cache, CountsPodsWithAffinityThroughAssumeConfirmAndRemove) {
+  FakeClock clock;
+  Cache cache(clock, std::chrono::seconds(30));
+  ResourceNames names;
+  cache.UpsertNode("n1", [&](NodeInfo& n) {
+    n.SetAllocatable(plugins::testing::MakeResources(names, {{"cpu", "4"}, {"pods", "10"}}));
+  });
+  auto plain = OnNode(PodBuilder("plain").Obj(), "n1");
+  auto anti = OnNode(
+      PodBuilder("anti").PodAntiAffinity(plugins::testing::AffinityTerm("app=x", "kubernetes.io/hostname")).Obj(),
+      "n1");
+  ASSERT_TRUE(anti->has_pod_affinity);
+  ASSERT_TRUE(cache.AssumePod(plain).ok());
+  EXPECT_EQ(cache.PodsWithAffinity(), 0u);
+  ASSERT_TRUE(cache.AssumePod(anti).ok());
+  EXPECT_EQ(cache.PodsWithAffinity(), 1u);
+  cache.AddOrUpdatePod(anti);  // confirmed: still one
+  EXPECT_EQ(cache.PodsWithAffinity(), 1u);
+  cache.RemovePod(anti->uid);
+  EXPECT_EQ(cache.PodsWithAffinity(), 0u);
+  cache.ForgetPod(plain->uid);
+  EXPECT_EQ(cache.PodsWithAffinity(), 0u);
+}
+
 TEST(Cache, ConfirmedPodStaysAndExpiredAssumedPodGoes) {
   FakeClock clock;
   Cache cache(clock, std::chrono::seconds(30));
