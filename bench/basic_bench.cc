@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
 #include <cstdio>
 #include <dirent.h>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "bench/bench.h"
+#include "bench/pod_watch.h"
 #include "core/quantity.h"
 #include "kube/apiserver/apiserver.h"
 #include "kube/apiserver/store.h"
@@ -57,17 +57,9 @@ std::string BenchPodJson(std::string_view prefix, int64_t i) {
 // Records the first time each pod is seen with a nodeName.
 class BoundWatcher {
  public:
-  explicit BoundWatcher(api::Store& store) {
-    api::WatchOptions options;
-    options.ns = "bench";
-    auto watch = store.Watch(kube::resources::kPods, options);
-    if (watch.ok()) stream_ = *watch;
-    thread_ = std::thread([this] { Run(); });
-  }
-  ~BoundWatcher() {
-    if (stream_) stream_->Close();
-    if (thread_.joinable()) thread_.join();
-  }
+  explicit BoundWatcher(api::Store& store)
+      : watch_(store, "bench", [this](const std::vector<api::WatchEvent>& events,
+                                      SteadyClock::time_point now) { Record(events, now); }) {}
   int64_t bound() const { return bound_.load(); }
   // name -> bound time
   std::unordered_map<std::string, SteadyClock::time_point> Times() {
@@ -76,40 +68,18 @@ class BoundWatcher {
   }
 
  private:
-  void Run() {
-    if (!stream_) return;
-    std::vector<api::WatchEvent> events;
-    std::mutex wake_mu;
-    std::condition_variable wake;
-    bool pending = false;
-    stream_->SetNotify([&] {
-      std::lock_guard lock(wake_mu);
-      pending = true;
-      wake.notify_one();
-    });
-    for (;;) {
-      {
-        std::unique_lock lock(wake_mu);
-        wake.wait_for(lock, std::chrono::milliseconds(50), [&] { return pending; });
-        pending = false;
-      }
-      events.clear();
-      const bool open = stream_->Take(&events);
-      const auto now = SteadyClock::now();
-      std::lock_guard lock(mu_);
-      for (const api::WatchEvent& e : events) {
-        if (e.object->node_name.empty()) continue;
-        if (times_.emplace(e.object->name, now).second) bound_.fetch_add(1);
-      }
-      if (!open) return;
+  void Record(const std::vector<api::WatchEvent>& events, SteadyClock::time_point now) {
+    std::lock_guard lock(mu_);
+    for (const api::WatchEvent& e : events) {
+      if (!e.object || e.object->node_name.empty()) continue;
+      if (times_.emplace(e.object->name, now).second) bound_.fetch_add(1);
     }
   }
 
-  std::shared_ptr<api::WatchStream> stream_;
-  std::thread thread_;
   std::mutex mu_;
   std::unordered_map<std::string, SteadyClock::time_point> times_;
   std::atomic<int64_t> bound_{0};
+  PodWatchThread watch_;  // last: stopped before the records go
 };
 
 }  // namespace

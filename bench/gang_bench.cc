@@ -42,7 +42,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -58,6 +57,7 @@
 #include <vector>
 
 #include "bench/bench.h"
+#include "bench/pod_watch.h"
 #include "core/quantity.h"
 #include "kube/apiserver/apiserver.h"
 #include "kube/apiserver/store.h"
@@ -178,18 +178,12 @@ std::string PreemptedFor(const std::string& pod_json) {
 
 class PodWatcher {
  public:
-  explicit PodWatcher(api::Store& store) {
-    api::WatchOptions options;
-    options.ns = kNamespace;
-    auto watch = store.Watch(kube::resources::kPods, options);
-    if (watch.ok()) stream_ = *watch;
-    thread_ = std::thread([this] { Run(); });
-  }
-  ~PodWatcher() {
-    if (stream_) stream_->Close();
-    if (thread_.joinable()) thread_.join();
-  }
-  bool ok() const { return stream_ != nullptr; }
+  explicit PodWatcher(api::Store& store)
+      : watch_(store, kNamespace,
+               [this](const std::vector<api::WatchEvent>& events, TimePoint now) {
+                 Record(events, now);
+               }) {}
+  bool ok() const { return watch_.ok(); }
   int64_t bound() const { return bound_.load(); }
   int64_t deleted() const { return deleted_.load(); }
   std::unordered_map<std::string, PodRecord> Records() {
@@ -198,54 +192,33 @@ class PodWatcher {
   }
 
  private:
-  void Run() {
-    if (!stream_) return;
-    std::vector<api::WatchEvent> events;
-    std::mutex wake_mu;
-    std::condition_variable wake;
-    bool pending = false;
-    stream_->SetNotify([&] {
-      std::lock_guard lock(wake_mu);
-      pending = true;
-      wake.notify_one();
-    });
-    for (;;) {
-      {
-        std::unique_lock lock(wake_mu);
-        wake.wait_for(lock, std::chrono::milliseconds(50), [&] { return pending; });
-        pending = false;
-      }
-      events.clear();
-      const bool open = stream_->Take(&events);
-      const TimePoint now = SteadyClock::now();
-      std::lock_guard lock(mu_);
-      for (const api::WatchEvent& e : events) {
-        PodRecord& r = records_[e.object->name];
-        if (e.type == api::WatchEventType::kDeleted) {
-          if (!r.deleted) {
-            r.deleted = true;
-            r.deleted_at = now;
-            r.preempted_for = PreemptedFor(e.object->json);
-            deleted_.fetch_add(1);
-          }
-          continue;
+  void Record(const std::vector<api::WatchEvent>& events, TimePoint now) {
+    std::lock_guard lock(mu_);
+    for (const api::WatchEvent& e : events) {
+      if (!e.object) continue;
+      PodRecord& r = records_[e.object->name];
+      if (e.type == api::WatchEventType::kDeleted) {
+        if (!r.deleted) {
+          r.deleted = true;
+          r.deleted_at = now;
+          r.preempted_for = PreemptedFor(e.object->json);
+          deleted_.fetch_add(1);
         }
-        if (e.object->node_name.empty() || r.bound) continue;
-        r.bound = true;
-        r.bound_at = now;
-        r.node = e.object->node_name;
-        bound_.fetch_add(1);
+        continue;
       }
-      if (!open) return;
+      if (e.object->node_name.empty() || r.bound) continue;
+      r.bound = true;
+      r.bound_at = now;
+      r.node = e.object->node_name;
+      bound_.fetch_add(1);
     }
   }
 
-  std::shared_ptr<api::WatchStream> stream_;
-  std::thread thread_;
   std::mutex mu_;
   std::unordered_map<std::string, PodRecord> records_;
   std::atomic<int64_t> bound_{0};
   std::atomic<int64_t> deleted_{0};
+  PodWatchThread watch_;  // last: stopped before the records go
 };
 
 // ---------------------------------------------------------------- cluster

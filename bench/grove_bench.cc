@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "bench/bench.h"
+#include "bench/pod_watch.h"
 #include "core/quantity.h"
 #include "grove/api/crds.h"
 #include "grove/api/names.h"
@@ -77,17 +77,9 @@ std::string DisaggregatedPcs(int i) {
 // First time each pod was seen bound, and Ready.
 class PodWatcher {
  public:
-  explicit PodWatcher(api::Store& store) {
-    api::WatchOptions options;
-    options.ns = "bench";
-    auto watch = store.Watch(kube::resources::kPods, options);
-    if (watch.ok()) stream_ = *watch;
-    thread_ = std::thread([this] { Run(); });
-  }
-  ~PodWatcher() {
-    if (stream_) stream_->Close();
-    if (thread_.joinable()) thread_.join();
-  }
+  explicit PodWatcher(api::Store& store)
+      : watch_(store, "bench", [this](const std::vector<api::WatchEvent>& events,
+                                      SteadyClock::time_point now) { Record(events, now); }) {}
   int64_t created() const { return created_.load(); }
   int64_t ungated() const { return ungated_.load(); }
   int64_t bound() const { return bound_.load(); }
@@ -122,58 +114,36 @@ class PodWatcher {
   }
 
  private:
-  void Run() {
-    if (!stream_) return;
-    std::mutex wake_mu;
-    std::condition_variable wake;
-    bool pending = false;
-    stream_->SetNotify([&] {
-      std::lock_guard<std::mutex> lock(wake_mu);
-      pending = true;
-      wake.notify_one();
-    });
-    std::vector<api::WatchEvent> events;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(wake_mu);
-        wake.wait_for(lock, std::chrono::milliseconds(50), [&] { return pending; });
-        pending = false;
+  void Record(const std::vector<api::WatchEvent>& events, SteadyClock::time_point now) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& e : events) {
+      if (e.type == api::WatchEventType::kBookmark || !e.object) continue;
+      const std::string& name = e.object->name;
+      if (created_at_.emplace(name, now).second) {
+        created_.fetch_add(1);
+        last_created_ = now;
       }
-      events.clear();
-      bool open = stream_->Take(&events);
-      auto now = SteadyClock::now();
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& e : events) {
-        if (e.type == api::WatchEventType::kBookmark || !e.object) continue;
-        const std::string& name = e.object->name;
-        if (created_at_.emplace(name, now).second) {
-          created_.fetch_add(1);
-          last_created_ = now;
-        }
-        if (e.object->json.find("podgang-pending-creation") == std::string::npos &&
-            ungated_set_.emplace(name).second) {
-          ungated_.fetch_add(1);
-          last_ungated_ = now;
-        }
-        if (!e.object->node_name.empty() && bound_at_.emplace(name, now).second) {
-          bound_.fetch_add(1);
-          last_bound_ = now;
-        }
-        if (e.object->pod_ready && ready_set_.emplace(name).second) {
-          ready_.fetch_add(1);
-          last_ready_ = now;
-        }
+      if (e.object->json.find("podgang-pending-creation") == std::string::npos &&
+          ungated_set_.emplace(name).second) {
+        ungated_.fetch_add(1);
+        last_ungated_ = now;
       }
-      if (!open) return;
+      if (!e.object->node_name.empty() && bound_at_.emplace(name, now).second) {
+        bound_.fetch_add(1);
+        last_bound_ = now;
+      }
+      if (e.object->pod_ready && ready_set_.emplace(name).second) {
+        ready_.fetch_add(1);
+        last_ready_ = now;
+      }
     }
   }
-  std::shared_ptr<api::WatchStream> stream_;
-  std::thread thread_;
   std::mutex mu_;
   std::unordered_map<std::string, SteadyClock::time_point> created_at_, bound_at_;
   std::unordered_set<std::string> ready_set_, ungated_set_;
   SteadyClock::time_point last_ready_{}, last_created_{}, last_ungated_{}, last_bound_{};
   std::atomic<int64_t> created_{0}, ungated_{0}, bound_{0}, ready_{0};
+  PodWatchThread watch_;  // last: stopped before the records go
 };
 
 // Counts the writes (watch events) per resource during the run.

@@ -58,7 +58,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -74,6 +73,7 @@
 #include <vector>
 
 #include "bench/bench.h"
+#include "bench/pod_watch.h"
 #include "core/quantity.h"
 #include "kube/apiserver/apiserver.h"
 #include "kube/apiserver/store.h"
@@ -104,18 +104,12 @@ class BindWatcher {
     std::string node;
   };
 
-  explicit BindWatcher(api::Store& store) {
-    api::WatchOptions options;
-    options.ns = kNamespace;
-    auto watch = store.Watch(kube::resources::kPods, options);
-    if (watch.ok()) stream_ = *watch;
-    thread_ = std::thread([this] { Run(); });
-  }
-  ~BindWatcher() {
-    if (stream_) stream_->Close();
-    if (thread_.joinable()) thread_.join();
-  }
-  bool ok() const { return stream_ != nullptr; }
+  explicit BindWatcher(api::Store& store)
+      : watch_(store, kNamespace,
+               [this](const std::vector<api::WatchEvent>& events, TimePoint now) {
+                 Record(events, now);
+               }) {}
+  bool ok() const { return watch_.ok(); }
   int64_t bound() const { return count_.load(); }
   std::unordered_map<std::string, Bound> Records() {
     std::lock_guard lock(mu_);
@@ -123,44 +117,24 @@ class BindWatcher {
   }
 
  private:
-  void Run() {
-    if (!stream_) return;
-    std::vector<api::WatchEvent> events;
-    std::mutex wake_mu;
-    std::condition_variable wake;
-    bool pending = false;
-    stream_->SetNotify([&] {
-      std::lock_guard lock(wake_mu);
-      pending = true;
-      wake.notify_one();
-    });
-    for (;;) {
-      {
-        std::unique_lock lock(wake_mu);
-        wake.wait_for(lock, std::chrono::milliseconds(50), [&] { return pending; });
-        pending = false;
+  void Record(const std::vector<api::WatchEvent>& events, TimePoint now) {
+    std::lock_guard lock(mu_);
+    for (const api::WatchEvent& e : events) {
+      if (e.type == api::WatchEventType::kDeleted || !e.object || e.object->node_name.empty()) {
+        continue;
       }
-      events.clear();
-      const bool open = stream_->Take(&events);
-      const TimePoint now = SteadyClock::now();
-      std::lock_guard lock(mu_);
-      for (const api::WatchEvent& e : events) {
-        if (e.type == api::WatchEventType::kDeleted || e.object->node_name.empty()) continue;
-        auto [it, added] = records_.try_emplace(e.object->name);
-        if (!added) continue;
-        it->second.at = now;
-        it->second.node = e.object->node_name;
-        count_.fetch_add(1);
-      }
-      if (!open) return;
+      auto [it, added] = records_.try_emplace(e.object->name);
+      if (!added) continue;
+      it->second.at = now;
+      it->second.node = e.object->node_name;
+      count_.fetch_add(1);
     }
   }
 
-  std::shared_ptr<api::WatchStream> stream_;
-  std::thread thread_;
   std::mutex mu_;
   std::unordered_map<std::string, Bound> records_;
   std::atomic<int64_t> count_{0};
+  PodWatchThread watch_;  // last: stopped before the records go
 };
 
 std::string GroupJson(const std::string& name) {
@@ -509,18 +483,14 @@ class GangBindWatcher {
     bool observed = false;
   };
 
-  GangBindWatcher(api::Store& store, size_t gangs) : bound_per_gang_(gangs, 0), last_(gangs) {
-    api::WatchOptions options;
-    options.ns = kNamespace;
-    auto watch = store.Watch(kube::resources::kPods, options);
-    if (watch.ok()) stream_ = *watch;
-    thread_ = std::thread([this] { Run(); });
-  }
-  ~GangBindWatcher() {
-    if (stream_) stream_->Close();
-    if (thread_.joinable()) thread_.join();
-  }
-  bool ok() const { return stream_ != nullptr; }
+  GangBindWatcher(api::Store& store, size_t gangs)
+      : bound_per_gang_(gangs, 0),
+        last_(gangs),
+        watch_(store, kNamespace,
+               [this](const std::vector<api::WatchEvent>& events, TimePoint now) {
+                 Record(events, now);
+               }) {}
+  bool ok() const { return watch_.ok(); }
   int64_t bound() const { return count_.load(); }
   // Pods the scheduler has marked as waiting for their PodGroup.
   int64_t observed() const { return observed_.load(); }
@@ -539,64 +509,42 @@ class GangBindWatcher {
   }
 
  private:
-  void Run() {
-    if (!stream_) return;
-    std::vector<api::WatchEvent> events;
-    std::mutex wake_mu;
-    std::condition_variable wake;
-    bool pending = false;
-    stream_->SetNotify([&] {
-      std::lock_guard lock(wake_mu);
-      pending = true;
-      wake.notify_one();
-    });
-    for (;;) {
-      {
-        std::unique_lock lock(wake_mu);
-        wake.wait_for(lock, std::chrono::milliseconds(50), [&] { return pending; });
-        pending = false;
+  void Record(const std::vector<api::WatchEvent>& events, TimePoint now) {
+    std::lock_guard lock(mu_);
+    for (const api::WatchEvent& e : events) {
+      if ((e.type != api::WatchEventType::kAdded && e.type != api::WatchEventType::kModified) ||
+          !e.object) {
+        continue;
       }
-      events.clear();
-      const bool open = stream_->Take(&events);
-      const TimePoint now = SteadyClock::now();
-      std::lock_guard lock(mu_);
-      for (const api::WatchEvent& e : events) {
-        if ((e.type != api::WatchEventType::kAdded && e.type != api::WatchEventType::kModified) ||
-            !e.object) {
-          continue;
-        }
-        if (e.object->node_name.empty()) {
-          if (e.object->json.find(kWaitsForGroup) == std::string::npos) continue;
-          Bound& record = records_[e.object->name];
-          if (!record.observed) {
-            record.observed = true;
-            observed_.fetch_add(1);
-          }
-          continue;
-        }
+      if (e.object->node_name.empty()) {
+        if (e.object->json.find(kWaitsForGroup) == std::string::npos) continue;
         Bound& record = records_[e.object->name];
-        if (!record.node.empty()) continue;
-        record.at = now;
-        record.node = e.object->node_name;
-        count_.fetch_add(1);
-        const int64_t gang = ParseLargePodName(e.object->name).first;
-        if (gang >= 0 && static_cast<size_t>(gang) < bound_per_gang_.size()) {
-          ++bound_per_gang_[static_cast<size_t>(gang)];
-          last_[static_cast<size_t>(gang)] = now;
+        if (!record.observed) {
+          record.observed = true;
+          observed_.fetch_add(1);
         }
+        continue;
       }
-      if (!open) return;
+      Bound& record = records_[e.object->name];
+      if (!record.node.empty()) continue;
+      record.at = now;
+      record.node = e.object->node_name;
+      count_.fetch_add(1);
+      const int64_t gang = ParseLargePodName(e.object->name).first;
+      if (gang >= 0 && static_cast<size_t>(gang) < bound_per_gang_.size()) {
+        ++bound_per_gang_[static_cast<size_t>(gang)];
+        last_[static_cast<size_t>(gang)] = now;
+      }
     }
   }
 
-  std::shared_ptr<api::WatchStream> stream_;
-  std::thread thread_;
   std::mutex mu_;
   std::unordered_map<std::string, Bound> records_;
   std::vector<int32_t> bound_per_gang_;
   std::vector<TimePoint> last_;
   std::atomic<int64_t> count_{0};
   std::atomic<int64_t> observed_{0};
+  PodWatchThread watch_;  // last: stopped before the records go
 };
 
 }  // namespace

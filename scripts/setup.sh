@@ -5,7 +5,7 @@ pkgs=(
   build-essential cmake ninja-build ccache pkg-config
   libboost1.81-dev libtbb-dev nlohmann-json3-dev libsimdjson-dev
   libboost-program-options1.81-dev libssl-dev openssl libyaml-cpp-dev prometheus-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev
   curl
 )
 missing=()
