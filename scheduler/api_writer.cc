@@ -43,7 +43,12 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
   std::condition_variable idle;
   size_t in_flight = 0;
   size_t events_in_flight = 0;
-  std::deque<std::pair<std::string, std::string>> event_queue;  // (namespace, body)
+  struct PendingEvent {
+    std::string ns;
+    std::string body;
+    std::chrono::steady_clock::time_point queued_at;
+  };
+  std::deque<PendingEvent> event_queue;
   struct PendingBind {
     PodId pod;
     std::string node;
@@ -72,10 +77,20 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
 
   void PumpBinds();
 
+  // Whether the oldest queued event may go now: binding is idle, or it has
+  // waited long enough.
+  bool EventMayGoLocked(std::chrono::steady_clock::time_point now) const {
+    if (binds_in_flight == 0 && bind_queue.empty()) return true;
+    return now - event_queue.front().queued_at >= options.max_event_defer;
+  }
+
   void PumpEvents() {
     std::unique_lock lock(mu);
-    while (events_in_flight < options.max_events_in_flight && !event_queue.empty()) {
-      auto [ns, body] = std::move(event_queue.front());
+    const auto now = std::chrono::steady_clock::now();
+    while (events_in_flight < options.max_events_in_flight && !event_queue.empty() &&
+           EventMayGoLocked(now)) {
+      std::string ns = std::move(event_queue.front().ns);
+      std::string body = std::move(event_queue.front().body);
       event_queue.pop_front();
       ++events_in_flight;
       ++in_flight;
@@ -156,6 +171,8 @@ void ApiWriter::Impl::PumpBinds() {
                       if (--self->in_flight == 0) self->idle.notify_all();
                     }
                     self->PumpBinds();
+                    // Deferred events go once binding is idle (or they are old).
+                    self->PumpEvents();
                   });
     lock.lock();
   }
@@ -331,7 +348,8 @@ void ApiWriter::RecordEvent(std::string api_version, std::string kind, PodId obj
       ++impl_->stats.events_dropped;
       return;
     }
-    impl_->event_queue.emplace_back(object.namespace_name, event.dump());
+    impl_->event_queue.push_back(
+        {object.namespace_name, event.dump(), std::chrono::steady_clock::now()});
   }
   impl_->PumpEvents();
 }

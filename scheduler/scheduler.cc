@@ -126,12 +126,17 @@ struct Scheduler::Impl {
   // Last PodScheduled message written per pod uid (avoids rewriting it every retry).
   std::mutex status_mu;
   std::unordered_map<std::string, std::string> last_status;
-  // Gang members waiting for their group, by pod uid: reported when due.
+  // Gang members waiting for their group: pod uid -> when its report is due,
+  // and the same reports in due order (the delay is constant, so arrival
+  // order is due order) so a flush only looks at the due ones. A queue entry
+  // whose uid is no longer in the map with that time was cancelled.
   struct WaitingReport {
+    std::string uid;
     queue::UnitKey key;
     Clock::TimePoint due;
   };
-  std::unordered_map<std::string, WaitingReport> waiting_reports;
+  std::unordered_map<std::string, Clock::TimePoint> waiting_reports;
+  std::deque<WaitingReport> waiting_report_queue;
 
   // Pod-class reuse (step 4 of the cycle).
   PodClassReuse batch;
@@ -190,7 +195,9 @@ struct Scheduler::Impl {
     const Clock::TimePoint due = clock->Now() + options.waiting_report_delay;
     std::lock_guard lock(status_mu);
     for (const PodPtr& pod : d.waiting) {
-      waiting_reports.try_emplace(pod->uid, WaitingReport{d.key, due});
+      if (waiting_reports.try_emplace(pod->uid, due).second) {
+        waiting_report_queue.push_back(WaitingReport{pod->uid, d.key, due});
+      }
     }
   }
 
@@ -199,15 +206,15 @@ struct Scheduler::Impl {
     {
       const Clock::TimePoint now = clock->Now();
       std::lock_guard lock(status_mu);
-      if (waiting_reports.empty()) return;
-      for (auto it = waiting_reports.begin(); it != waiting_reports.end();) {
-        if (it->second.due > now) {
-          ++it;
-          continue;
-        }
-        due_groups.try_emplace(it->second.key.ToString(), it->second.key);
-        it = waiting_reports.erase(it);
+      while (!waiting_report_queue.empty() && waiting_report_queue.front().due <= now) {
+        WaitingReport report = std::move(waiting_report_queue.front());
+        waiting_report_queue.pop_front();
+        auto it = waiting_reports.find(report.uid);
+        if (it == waiting_reports.end() || it->second != report.due) continue;  // cancelled
+        waiting_reports.erase(it);
+        due_groups.try_emplace(report.key.ToString(), std::move(report.key));
       }
+      if (due_groups.empty()) return;
     }
     for (const auto& [name, key] : due_groups) {
       // Still not ready: every member still waiting is told why, now (the

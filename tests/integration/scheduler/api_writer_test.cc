@@ -1,6 +1,7 @@
 // ApiWriter against the embedded API server: binds beyond
 // max_binds_in_flight wait inside the writer (FIFO), every bind completes
-// exactly once, and Drain waits for the queued ones too.
+// exactly once, and Drain waits for the queued ones too; events yield to
+// binds.
 
 #include <gtest/gtest.h>
 
@@ -72,6 +73,71 @@ TEST(ApiWriterIntegration, BindsBeyondTheCapWaitInOrderAndAllComplete) {
     EXPECT_LE(static_cast<size_t>(order[pos]), pos + kCap) << "bind " << order[pos];
   }
   for (const kube::Pod& pod : cluster.Pods()) EXPECT_EQ(pod.spec.node_name, "n") << pod.meta.name;
+}
+
+// Events recorded while binds are outstanding are written only after those
+// binds: each event is stored after every bind queued before it.
+TEST(ApiWriterIntegration, EventsWaitForOutstandingBinds) {
+  Cluster cluster({}, /*start_simulator=*/false);
+  NodeSpec node;
+  node.name = "n";
+  node.cpu = "1000";
+  node.pods = "1000";
+  cluster.Create(kube::resources::kNodes, "", NodeJson(node));
+  constexpr int kPods = 40;
+  std::vector<PodId> ids;
+  for (int i = 0; i < kPods; ++i) {
+    PodSpecOptions p;
+    p.name = "p-" + std::to_string(i);
+    auto created = cluster.store().Create(kube::resources::kPods, "default", PodJson(p));
+    ASSERT_TRUE(created.ok()) << created.error().ToString();
+    ids.push_back(PodId{"default", p.name, (*created)->uid});
+  }
+
+  kube::IoThread io(2);
+  kube::ClientConfig config;
+  config.server = cluster.http_url();
+  config.max_connections = 16;
+  auto client = kube::Client::Create(config, io.executor());
+  ASSERT_TRUE(client.ok()) << client.error().ToString();
+  ApiWriterOptions options;
+  options.max_binds_in_flight = 2;  // binds queue up behind the cap
+  options.max_event_defer = std::chrono::hours(1);
+  ApiWriter writer(*client, options);
+  for (int i = 0; i < kPods; ++i) {
+    writer.Bind(ids[static_cast<size_t>(i)], "n", [](Status) {});
+    writer.RecordPodEvent(ids[static_cast<size_t>(i)], "Normal", "Scheduled",
+                          "Successfully assigned default/p-" + std::to_string(i) + " to n");
+  }
+  ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
+  EXPECT_EQ(writer.stats().binds_ok, static_cast<uint64_t>(kPods));
+  EXPECT_EQ(writer.stats().events_sent, static_cast<uint64_t>(kPods));
+
+  // The resourceVersion of each pod's bind and of each pod's event.
+  std::vector<uint64_t> bind_rv(kPods, 0);
+  std::vector<uint64_t> event_rv(kPods, 0);
+  for (int i = 0; i < kPods; ++i) {
+    auto pod = cluster.store().Get(kube::resources::kPods, "default", "p-" + std::to_string(i));
+    ASSERT_TRUE(pod.ok());
+    ASSERT_EQ((*pod)->node_name, "n");
+    bind_rv[static_cast<size_t>(i)] = (*pod)->rv;
+  }
+  kube::apiserver::ListOptions list;
+  list.ns = "default";
+  auto events = cluster.store().List(kube::resources::kEvents, list);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->items.size(), static_cast<size_t>(kPods));
+  for (const auto& event : events->items) {
+    const std::string name = event->name.substr(0, event->name.find('.'));
+    const int i = std::stoi(name.substr(2));
+    event_rv[static_cast<size_t>(i)] = event->rv;
+  }
+  for (int i = 0; i < kPods; ++i) {
+    for (int j = 0; j <= i; ++j) {
+      EXPECT_GT(event_rv[static_cast<size_t>(i)], bind_rv[static_cast<size_t>(j)])
+          << "event of p-" << i << " was written before the bind of p-" << j;
+    }
+  }
 }
 
 }  // namespace
