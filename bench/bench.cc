@@ -1,4 +1,5 @@
 #include "bench/bench.h"
+#include "scheduler/config/config.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -16,6 +17,10 @@
 #include <sstream>
 
 namespace copse::bench {
+
+size_t SchedulerPipelinedConnections() {
+  return static_cast<size_t>(scheduler::config::ClientConnection{}.pipelined_connections);
+}
 
 std::span<const Scenario> Scenarios() {
   static const std::array<Scenario, 8> kScenarios{{

@@ -484,6 +484,73 @@ struct PoolWaiter {
   bool expired = false;
 };
 
+// A write waiting for (or carried by) a pipelined batch. Completed exactly
+// once, under the pipeline mutex: by the batch that carried it, or by its
+// deadline timer (a later response is then read and dropped).
+struct PipeCall {
+  RequestText req;
+  SteadyTime deadline;
+  // The outcome: an exchange (ok or failed), or an error before any
+  // exchange (no connection).
+  HttpResult result;
+  std::optional<Error> error;
+  // Optional and emplaced, as in PoolWaiter.
+  std::optional<net::any_completion_handler<void(error_code)>> handler;
+  net::any_io_executor executor;
+  std::optional<net::steady_timer> timer;
+  bool completed = false;
+};
+using PipeBatch = std::vector<std::shared_ptr<PipeCall>>;
+
+// Writes a batch of requests at once. Plain TCP: one gathered write. TLS:
+// one buffer (see WriteRequest on gathered writes through ssl_stream).
+template <typename Stream>
+net::awaitable<error_code> WriteBatch(Stream& stream, const PipeBatch& batch) {
+  if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+    std::vector<net::const_buffer> buffers;
+    buffers.reserve(batch.size() * 2);
+    for (const auto& call : batch) {
+      buffers.push_back(net::buffer(call->req.head));
+      if (!call->req.body.empty()) buffers.push_back(net::buffer(call->req.body));
+    }
+    auto [ec, n] = co_await net::async_write(stream, buffers, kUseTuple);
+    (void)n;
+    co_return ec;
+  } else {
+    std::string whole;
+    size_t size = 0;
+    for (const auto& call : batch) size += call->req.head.size() + call->req.body.size();
+    whole.reserve(size);
+    for (const auto& call : batch) {
+      whole += call->req.head;
+      whole += call->req.body;
+    }
+    auto [ec, n] = co_await net::async_write(stream, net::buffer(whole), kUseTuple);
+    (void)n;
+    co_return ec;
+  }
+}
+
+// Reads one response into `out` (see Exchange).
+template <typename Stream>
+net::awaitable<void> ReadResponse(Stream& stream, Connection& conn, HttpResult& out) {
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(kMaxResponseBody);
+  parser.header_limit(kMaxResponseHeader);
+  auto [read_ec, read] = co_await http::async_read(stream, conn.buffer, parser, kUseTuple);
+  if (read_ec) {
+    out.ec = read_ec;
+    out.stage = "reading the response";
+    out.response_started = read > 0 || parser.got_some();
+    co_return;
+  }
+  auto& res = parser.get();
+  out.status = static_cast<int>(res.result_int());
+  out.keep_alive = res.keep_alive();
+  out.content_type = std::string(res[http::field::content_type]);
+  out.body = std::move(res.body());
+}
+
 }  // namespace
 
 std::string_view PatchContentType(PatchType type) noexcept {
@@ -865,7 +932,11 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
       error.message = what() + ": " + error.message;
       co_return error;
     }
-    const RequestText req = self->BuildRequestText(verb, target, std::move(body), content_type);
+    RequestText req = self->BuildRequestText(verb, target, std::move(body), content_type);
+    if (self->config.pipelined_connections > 0 && verb != http::verb::get &&
+        verb != http::verb::head) {
+      co_return co_await SendPipelined(self, std::move(req), deadline, what(), effective);
+    }
     const size_t max_attempts = std::max<size_t>(self->config.max_connections, 1) + 1;
     for (size_t attempt = 0;; ++attempt) {
       auto acquired = co_await Acquire(self, deadline);
@@ -894,14 +965,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
           self->DropIdle();
           continue;
         }
-        if (IsTimeout(result.ec)) {
-          co_return MakeError(ErrorCode::kTimeout, what() + ": deadline of " +
-                                                       FormatMillis(effective) + " exceeded (" +
-                                                       result.stage + ")");
-        }
-        co_return MakeError(ErrorCode::kUnavailable, what() + ": " + result.stage + " from " +
-                                                         self->endpoint.display + ": " +
-                                                         result.ec.message());
+        co_return self->ExchangeError(result, what(), effective);
       }
       if (result.keep_alive) {
         self->Release(std::move(conn));
@@ -911,6 +975,195 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         self->ReleaseSlot();
       }
       co_return Response{result.status, std::move(result.content_type), std::move(result.body)};
+    }
+  }
+
+  // The error of a failed exchange.
+  Error ExchangeError(const HttpResult& result, const std::string& what,
+                      std::chrono::milliseconds effective) const {
+    if (IsTimeout(result.ec)) {
+      return MakeError(ErrorCode::kTimeout, what + ": deadline of " + FormatMillis(effective) +
+                                                " exceeded (" + result.stage + ")");
+    }
+    return MakeError(ErrorCode::kUnavailable, what + ": " + result.stage + " from " +
+                                                  endpoint.display + ": " + result.ec.message());
+  }
+
+  // --- pipelined writes ---------------------------------------------------
+
+  static net::awaitable<Result<Response>> SendPipelined(std::shared_ptr<Impl> self,
+                                                        RequestText req, SteadyTime deadline,
+                                                        std::string what,
+                                                        std::chrono::milliseconds effective) {
+    auto call = std::make_shared<PipeCall>();
+    call->req = std::move(req);
+    call->deadline = deadline;
+    call->executor = co_await net::this_coro::executor;
+    auto token = net::as_tuple(net::use_awaitable);
+    // A named lambda: GCC 12 corrupts closures built inside a co_await expression.
+    auto initiation = [self, call](auto handler) { self->EnqueuePipelined(call, std::move(handler)); };
+    auto [ec] = co_await net::async_initiate<decltype(token), void(error_code)>(initiation, token);
+    if (ec) {
+      co_return MakeError(ErrorCode::kTimeout, what + ": deadline of " + FormatMillis(effective) +
+                                                   " exceeded (waiting for a pipelined response)");
+    }
+    if (call->error) {
+      Error error = std::move(*call->error);
+      error.message = what + ": " + error.message;
+      co_return error;
+    }
+    HttpResult& result = call->result;
+    if (result.ec) co_return self->ExchangeError(result, what, effective);
+    co_return Response{result.status, std::move(result.content_type), std::move(result.body)};
+  }
+
+  template <typename Handler>
+  void EnqueuePipelined(const std::shared_ptr<PipeCall>& call, Handler&& handler) {
+    std::unique_lock<std::mutex> lock(pipe_mu);
+    call->handler.emplace(std::forward<Handler>(handler));
+    call->timer.emplace(call->executor, call->deadline);
+    call->timer->async_wait([self = shared_from_this(), call](error_code ec) {
+      if (ec) return;  // cancelled: completed by its batch
+      std::unique_lock<std::mutex> lock(self->pipe_mu);
+      if (call->completed) return;
+      call->completed = true;  // a batch still carrying it drops its response
+      lock.unlock();
+      net::any_completion_handler<void(error_code)> h(std::move(*call->handler));
+      call->handler.reset();
+      std::move(h)(error_code(net::error::timed_out));
+    });
+    pipe_queue.push_back(call);
+    const bool spawn = pipe_workers < config.pipelined_connections;
+    if (spawn) ++pipe_workers;
+    lock.unlock();
+    if (spawn) net::co_spawn(executor, PipeWorker(shared_from_this()), net::detached);
+  }
+
+  // Completes a call with its outcome (already in call->result/error),
+  // unless its deadline passed first.
+  void CompletePipelined(const std::shared_ptr<PipeCall>& call, HttpResult result,
+                         std::optional<Error> error) {
+    std::unique_lock<std::mutex> lock(pipe_mu);
+    if (call->completed) return;
+    call->completed = true;
+    call->result = std::move(result);
+    call->error = std::move(error);
+    call->timer->cancel();
+    lock.unlock();
+    net::post(call->executor, [call] {
+      net::any_completion_handler<void(error_code)> h(std::move(*call->handler));
+      call->handler.reset();
+      std::move(h)(error_code{});
+    });
+  }
+
+  void FailPipelined(const PipeBatch& batch, size_t from, const HttpResult& failure) {
+    for (size_t i = from; i < batch.size(); ++i) CompletePipelined(batch[i], failure, std::nullopt);
+  }
+
+  // One of at most config.pipelined_connections workers: takes whatever
+  // writes are queued (up to kMaxBatch), sends them as one batch and
+  // completes them from the responses; exits when the queue is empty.
+  static net::awaitable<void> PipeWorker(std::shared_ptr<Impl> self) {
+    constexpr size_t kMaxBatch = 256;
+    for (;;) {
+      PipeBatch batch;
+      {
+        std::lock_guard<std::mutex> lock(self->pipe_mu);
+        while (!self->pipe_queue.empty() && batch.size() < kMaxBatch) {
+          std::shared_ptr<PipeCall> call = std::move(self->pipe_queue.front());
+          self->pipe_queue.pop_front();
+          if (!call->completed) batch.push_back(std::move(call));
+        }
+        if (batch.empty()) {
+          --self->pipe_workers;
+          co_return;
+        }
+      }
+      co_await RunBatch(self, std::move(batch));
+    }
+  }
+
+  static net::awaitable<void> RunBatch(std::shared_ptr<Impl> self, PipeBatch batch) {
+    const size_t max_attempts = std::max<size_t>(self->config.max_connections, 1) + 1;
+    for (size_t attempt = 0;; ++attempt) {
+      SteadyTime deadline{};
+      for (const auto& call : batch) deadline = std::max(deadline, call->deadline);
+      auto acquired = co_await Acquire(self, deadline);
+      if (!acquired.ok()) {
+        for (const auto& call : batch) self->CompletePipelined(call, HttpResult{}, acquired.error());
+        co_return;
+      }
+      std::unique_ptr<Connection> conn = std::move(acquired).value();
+      const bool reused = conn->requests > 0;
+      conn->requests += batch.size();
+      self->requests.fetch_add(batch.size(), std::memory_order_relaxed);
+      self->pipelined_batches.fetch_add(1, std::memory_order_relaxed);
+      conn->Tcp().expires_at(deadline);
+      const error_code write_ec = conn->tls ? co_await WriteBatch(*conn->tls, batch)
+                                            : co_await WriteBatch(*conn->plain, batch);
+      size_t answered = 0;
+      bool keep_alive = true;
+      HttpResult failure;
+      if (write_ec) {
+        failure.ec = write_ec;
+        failure.stage = "sending the request";
+      } else {
+        for (; answered < batch.size(); ++answered) {
+          HttpResult result;
+          if (conn->tls) {
+            co_await ReadResponse(*conn->tls, *conn, result);
+          } else {
+            co_await ReadResponse(*conn->plain, *conn, result);
+          }
+          if (result.ec) {
+            failure = std::move(result);
+            break;
+          }
+          keep_alive = result.keep_alive;
+          self->CompletePipelined(batch[answered], std::move(result), std::nullopt);
+          if (!keep_alive) {
+            ++answered;
+            if (answered < batch.size()) {
+              failure.ec = net::error::connection_reset;
+              failure.stage = "reading the response (the server closed the connection)";
+            }
+            break;
+          }
+        }
+      }
+      if (!failure.ec && answered == batch.size()) {
+        if (keep_alive) {
+          self->Release(std::move(conn));
+        } else {
+          conn->Close();
+          self->ReleaseSlot();
+        }
+        co_return;
+      }
+      conn->Close();
+      conn.reset();
+      self->ReleaseSlot();
+      // A reused connection the server had closed while idle answered
+      // nothing: the whole batch goes again on a fresh one.
+      if (answered == 0 && reused && !failure.response_started &&
+          IsStaleConnectionError(failure.ec) && attempt + 1 < max_attempts &&
+          std::chrono::steady_clock::now() < deadline) {
+        self->retries.fetch_add(1, std::memory_order_relaxed);
+        self->DropIdle();
+        PipeBatch live;
+        {
+          std::lock_guard<std::mutex> lock(self->pipe_mu);
+          for (auto& call : batch) {
+            if (!call->completed) live.push_back(std::move(call));
+          }
+        }
+        if (live.empty()) co_return;
+        batch = std::move(live);
+        continue;
+      }
+      self->FailPipelined(batch, answered, failure);
+      co_return;
     }
   }
 
@@ -1102,7 +1355,13 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   size_t open = 0;  // pooled connections idle, busy or being opened
   std::deque<std::shared_ptr<PoolWaiter>> waiters;
 
+  // Pipelined writes waiting for a batch, and the workers sending batches.
+  std::mutex pipe_mu;
+  std::deque<std::shared_ptr<PipeCall>> pipe_queue;
+  size_t pipe_workers = 0;
+
   std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> pipelined_batches{0};
   std::atomic<uint64_t> connections_created{0};
   std::atomic<uint64_t> retries{0};
 };
@@ -1345,6 +1604,7 @@ ClientStats Client::stats() const {
   ClientStats stats;
   stats.requests = impl_->requests.load(std::memory_order_relaxed);
   stats.connections_created = impl_->connections_created.load(std::memory_order_relaxed);
+  stats.pipelined_batches = impl_->pipelined_batches.load(std::memory_order_relaxed);
   stats.retries = impl_->retries.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(impl_->pool_mu);
   stats.open_connections = impl_->open;

@@ -19,6 +19,13 @@
 // callers beyond the limit wait for a free connection within their deadline.
 // A connection the server closed while idle is detected and the request is
 // retried on a fresh one. Each watch gets a dedicated connection.
+// With ClientConfig::pipelined_connections, writes (POST, PUT, PATCH,
+// DELETE) are pipelined: queued writes go out in one batch on a pooled
+// connection and their responses are read back in order (one syscall each
+// way per batch instead of per request). If a connection fails mid-batch,
+// the writes whose response never came fail with kUnavailable (their
+// outcome is unknown, as for any request without a response); a batch
+// refused by a connection the server had closed while idle is resent.
 //
 // Deadlines: every request has one (ClientConfig::timeout unless the options
 // override it) covering rate limiting, waiting for a connection, connecting,
@@ -153,6 +160,7 @@ struct ClientStats {
   uint64_t requests = 0;             // HTTP requests sent (retries included, watches included)
   uint64_t connections_created = 0;  // TCP(+TLS) connections established (watches included)
   uint64_t retries = 0;              // requests retried after a stale keep-alive connection
+  uint64_t pipelined_batches = 0;    // batches of pipelined writes sent (ClientConfig::pipelined_connections)
   size_t open_connections = 0;       // pooled connections, idle or busy (watches excluded)
   size_t idle_connections = 0;
 };

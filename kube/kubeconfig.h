@@ -63,6 +63,11 @@ struct ClientConfig {
   std::chrono::milliseconds timeout{30'000};  // default deadline of every request
   size_t max_connections = 16;  // pooled keep-alive connections (watches not counted); 0 = unlimited
   std::chrono::seconds idle_connection_timeout{60};  // idle pooled connections older than this are closed
+  // Writes (every verb but GET) are pipelined (HTTP/1.1) over at most this
+  // many pooled connections at once: whatever is queued goes out in one
+  // write and the responses are read back in order. 0 = off (one request
+  // per connection at a time).
+  size_t pipelined_connections = 0;
   std::string user_agent = "copse";
 };
 

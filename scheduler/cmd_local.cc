@@ -140,12 +140,14 @@ int RunLocal(int argc, char** argv) {
   if (watch_history < 16) return bad_flag("--watch-history: must be at least 16");
   if (threads < 1 || threads > 64) return bad_flag("--threads: must be between 1 and 64");
   SchedulerOptions scheduler_options;
+  size_t pipelined_connections = config::ClientConnection{}.pipelined_connections;
   if (!config_path.empty()) {
     plugins::Registry registry;
     if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok()) return bad_flag(s.error().message);
     auto cfg = config::LoadSchedulerConfigFile(config_path, registry);
     if (!cfg.ok()) return bad_flag("--config " + config_path + ": " + cfg.error().message);
     scheduler_options = SchedulerOptionsFromConfig(*cfg);
+    pipelined_connections = static_cast<size_t>(cfg->client_connection.pipelined_connections);
   }
   if (vm.count("parallelism") && !vm["parallelism"].defaulted()) {
     scheduler_options.parallelism = scheduler_parallelism;
@@ -213,6 +215,7 @@ int RunLocal(int argc, char** argv) {
     config.server = (*server)->http_url();
     config.token = token;
     config.max_connections = 64;
+    config.pipelined_connections = pipelined_connections;
     auto client = kube::Client::Create(config, scheduler_io->executor());
     if (!client.ok()) {
       std::cerr << "copse local: scheduler client: " << client.error().ToString() << "\n";
@@ -240,6 +243,9 @@ int RunLocal(int argc, char** argv) {
     kube::ClientConfig config;
     config.server = (*server)->http_url();
     config.token = token;
+    // As `copse grove` does: many pods at once, their writes pipelined.
+    config.max_connections = 64;
+    config.pipelined_connections = 2;
     auto client = kube::Client::Create(config, grove_io->executor());
     if (!client.ok()) {
       std::cerr << "copse local: grove client: " << client.error().ToString() << "\n";

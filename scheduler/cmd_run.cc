@@ -100,6 +100,8 @@ int RunRun(int argc, char** argv) {
   client_config->qps = cfg.client_connection.qps;
   client_config->burst = cfg.client_connection.burst;
   client_config->max_connections = 64;
+  client_config->pipelined_connections =
+      static_cast<size_t>(cfg.client_connection.pipelined_connections);
 
   sigset_t signals;
   sigemptyset(&signals);

@@ -272,6 +272,7 @@ void Parser::DecodeClientConnection(const YAML::Node& node, const std::string& p
   r.String("contentType", cc.content_type);
   r.Double("qps", cc.qps);
   r.Int32("burst", cc.burst);
+  r.Int32("pipelinedConnections", cc.pipelined_connections);
   r.Finish();
 }
 
@@ -493,6 +494,11 @@ void Parser::Validate() {
   }
   if (c.client_connection.burst < 0) {
     errors_.Invalid("clientConnection.burst", c.client_connection.burst,
+                    "must be greater than or equal to 0");
+  }
+  if (c.client_connection.pipelined_connections < 0) {
+    errors_.Invalid("clientConnection.pipelinedConnections",
+                    c.client_connection.pipelined_connections,
                     "must be greater than or equal to 0");
   }
 

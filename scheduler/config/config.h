@@ -66,6 +66,9 @@ struct ClientConnection {
   // default is 50/100; copse binds 20,000 pods/s, so it defaults far higher.
   double qps = 5000;
   int32_t burst = 10000;
+  // copse extension: writes (binds, status patches, events) are pipelined
+  // over at most this many connections (kube/client.h); 0 = off.
+  int32_t pipelined_connections = 2;
 };
 
 // leaderElection (component-base LeaderElectionConfiguration; Lease lock only).

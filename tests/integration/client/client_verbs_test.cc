@@ -17,7 +17,8 @@ using nlohmann::json;
 using testing::Meta;
 using testing::PodJson;
 
-enum class Transport { kHttp, kHttps };
+// Each transport also with pipelined writes (ClientConfig::pipelined_connections).
+enum class Transport { kHttp, kHttps, kHttpPipelined, kHttpsPipelined };
 
 // The option structs are deliberately not aggregates (see kube/client.h).
 ListOptions Labelled(std::string selector) {
@@ -48,8 +49,19 @@ class ClientVerbs : public ::testing::TestWithParam<Transport> {
     options.bookmark_interval = std::chrono::milliseconds(100);
     server_ = testing::StartServer(options);
     ASSERT_NE(server_, nullptr);
-    client_ = GetParam() == Transport::kHttps ? testing::HttpsClient(io_, *server_)
-                                              : testing::HttpClient(io_, *server_);
+    const bool https = GetParam() == Transport::kHttps || GetParam() == Transport::kHttpsPipelined;
+    const bool pipelined =
+        GetParam() == Transport::kHttpPipelined || GetParam() == Transport::kHttpsPipelined;
+    ClientConfig config;
+    if (https) {
+      auto loaded = LoadKubeconfig(server_->Kubeconfig());
+      ASSERT_TRUE(loaded.ok()) << loaded.error().ToString();
+      config = *loaded;
+    } else {
+      config.server = server_->http_url();
+    }
+    config.pipelined_connections = pipelined ? 2 : 0;
+    client_ = testing::MakeClient(io_, std::move(config));
     ASSERT_NE(client_, nullptr);
   }
 
@@ -65,9 +77,16 @@ class ClientVerbs : public ::testing::TestWithParam<Transport> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Transports, ClientVerbs,
-                         ::testing::Values(Transport::kHttp, Transport::kHttps),
+                         ::testing::Values(Transport::kHttp, Transport::kHttps,
+                                           Transport::kHttpPipelined, Transport::kHttpsPipelined),
                          [](const auto& info) {
-                           return info.param == Transport::kHttp ? "Http" : "Https";
+                           switch (info.param) {
+                             case Transport::kHttp: return "Http";
+                             case Transport::kHttps: return "Https";
+                             case Transport::kHttpPipelined: return "HttpPipelined";
+                             case Transport::kHttpsPipelined: return "HttpsPipelined";
+                           }
+                           return "?";
                          });
 
 TEST_P(ClientVerbs, CreateGetUpdateConflicts) {

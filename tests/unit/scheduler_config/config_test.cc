@@ -157,6 +157,15 @@ TEST_F(ConfigTest, SingleUnnamedProfileGetsTheDefaultName) {
   EXPECT_EQ(r->profiles[0].percentage_of_nodes_to_score, 30);
 }
 
+TEST_F(ConfigTest, PipelinedConnectionsDefaultToTwoAndCanBeSet) {
+  Result<SchedulerConfig> defaults = Parse(Doc(kCopse, "parallelism: 4\n"));
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_EQ(defaults->client_connection.pipelined_connections, 2);
+  Result<SchedulerConfig> set = Parse(Doc(kCopse, "clientConnection:\n  pipelinedConnections: 0\n"));
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->client_connection.pipelined_connections, 0);
+}
+
 // ---------------------------------------------------------------- full example
 
 TEST_F(ConfigTest, ParsesAFullKubeSchedulerConfiguration) {
@@ -972,6 +981,9 @@ TEST_F(ConfigTest, TopLevelValueChecks) {
             "podMaxInUnschedulablePodsDuration: Invalid value: \"0s\": must be greater than 0");
   EXPECT_EQ(ErrorOf(Doc(kCopse, "clientConnection:\n  burst: -1\n")),
             "clientConnection.burst: Invalid value: -1: must be greater than or equal to 0");
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "clientConnection:\n  pipelinedConnections: -1\n")),
+            "clientConnection.pipelinedConnections: Invalid value: -1: must be greater than or "
+            "equal to 0");
   EXPECT_EQ(ErrorOf(Doc(kCopse, "extenders:\n- urlPrefix: http://x\n")),
             "extenders: Forbidden: scheduler extenders are not supported by copse");
   EXPECT_EQ(ErrorOf(Doc(kCopse, "opsServer:\n  bindAddress: localhost\n")),
