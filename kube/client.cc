@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "core/json_text.h"
 #include "kube/rate_limiter.h"
 
 namespace copse::kube {
@@ -61,35 +62,6 @@ constexpr size_t kReadBufferBytes = 64 * 1024;
 
 std::string FormatMillis(std::chrono::nanoseconds d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + "ms";
-}
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out.push_back(kHex[(c >> 4) & 0xF]);
-          out.push_back(kHex[c & 0xF]);
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out;
-  AppendJsonString(out, s);
-  return out;
 }
 
 // Percent-encodes a query value (RFC 3986 unreserved characters stay).

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "kube/client.h"
@@ -138,6 +139,49 @@ TEST(ApiWriterIntegration, EventsWaitForOutstandingBinds) {
           << "event of p-" << i << " was written before the bind of p-" << j;
     }
   }
+}
+
+// The Event the writer sends names its object and carries the message as
+// given (quotes, backslashes and control characters escaped on the wire).
+TEST(ApiWriterIntegration, EventsNameTheirObjectAndKeepTheMessage) {
+  Cluster cluster({}, /*start_simulator=*/false);
+  PodSpecOptions p;
+  p.name = "web";
+  auto created = cluster.store().Create(kube::resources::kPods, "default", PodJson(p));
+  ASSERT_TRUE(created.ok()) << created.error().ToString();
+  const PodId id{"default", "web", (*created)->uid};
+
+  kube::IoThread io(2);
+  kube::ClientConfig config;
+  config.server = cluster.http_url();
+  auto client = kube::Client::Create(config, io.executor());
+  ASSERT_TRUE(client.ok()) << client.error().ToString();
+  ApiWriter writer(*client, ApiWriterOptions{});
+  const std::string message = "0/3 nodes: \"quoted\" \\ back\nslash\t\x01";
+  writer.RecordPodEvent(id, "Warning", "FailedScheduling", message);
+  ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
+  EXPECT_EQ(writer.stats().events_sent, 1u);
+
+  kube::apiserver::ListOptions list;
+  list.ns = "default";
+  auto events = cluster.store().List(kube::resources::kEvents, list);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->items.size(), 1u);
+  const nlohmann::json event = nlohmann::json::parse(events->items[0]->json);
+  EXPECT_TRUE(event["metadata"]["name"].get<std::string>().starts_with("web."));
+  EXPECT_EQ(event["involvedObject"]["kind"], "Pod");
+  EXPECT_EQ(event["involvedObject"]["apiVersion"], "v1");
+  EXPECT_EQ(event["involvedObject"]["namespace"], "default");
+  EXPECT_EQ(event["involvedObject"]["name"], "web");
+  EXPECT_EQ(event["involvedObject"]["uid"], id.uid);
+  EXPECT_EQ(event["reason"], "FailedScheduling");
+  EXPECT_EQ(event["type"], "Warning");
+  EXPECT_EQ(event["message"], message);
+  EXPECT_EQ(event["source"]["component"], "copse-scheduler");
+  EXPECT_EQ(event["reportingComponent"], "copse-scheduler");
+  EXPECT_EQ(event["count"], 1);
+  EXPECT_FALSE(event["firstTimestamp"].get<std::string>().empty());
+  EXPECT_EQ(event["firstTimestamp"], event["lastTimestamp"]);
 }
 
 }  // namespace
