@@ -415,20 +415,13 @@ net::awaitable<error_code> WriteRequest(Stream& stream, const RequestText& req) 
   }
 }
 
+// Reads one response into `out`: its status, persistence, content type and
+// body, or the error and whether any of it had arrived.
 template <typename Stream>
-net::awaitable<void> Exchange(Stream& stream, Connection& conn, const RequestText& req,
-                              SteadyTime deadline, HttpResult& out) {
-  conn.Tcp().expires_at(deadline);
-  const error_code write_ec = co_await WriteRequest(stream, req);
-  if (write_ec) {
-    out.ec = write_ec;
-    out.stage = "sending the request";
-    co_return;
-  }
+net::awaitable<void> ReadResponse(Stream& stream, Connection& conn, HttpResult& out) {
   http::response_parser<http::string_body> parser;
   parser.body_limit(kMaxResponseBody);
   parser.header_limit(kMaxResponseHeader);
-  conn.Tcp().expires_at(deadline);
   auto [read_ec, read] = co_await http::async_read(stream, conn.buffer, parser, kUseTuple);
   if (read_ec) {
     out.ec = read_ec;
@@ -441,6 +434,20 @@ net::awaitable<void> Exchange(Stream& stream, Connection& conn, const RequestTex
   out.keep_alive = res.keep_alive();
   out.content_type = std::string(res[http::field::content_type]);
   out.body = std::move(res.body());
+}
+
+template <typename Stream>
+net::awaitable<void> Exchange(Stream& stream, Connection& conn, const RequestText& req,
+                              SteadyTime deadline, HttpResult& out) {
+  conn.Tcp().expires_at(deadline);
+  const error_code write_ec = co_await WriteRequest(stream, req);
+  if (write_ec) {
+    out.ec = write_ec;
+    out.stage = "sending the request";
+    co_return;
+  }
+  conn.Tcp().expires_at(deadline);
+  co_await ReadResponse(stream, conn, out);
 }
 
 // A waiter for a pooled connection. Completed exactly once, under the pool
@@ -501,26 +508,6 @@ net::awaitable<error_code> WriteBatch(Stream& stream, const PipeBatch& batch) {
     (void)n;
     co_return ec;
   }
-}
-
-// Reads one response into `out` (see Exchange).
-template <typename Stream>
-net::awaitable<void> ReadResponse(Stream& stream, Connection& conn, HttpResult& out) {
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(kMaxResponseBody);
-  parser.header_limit(kMaxResponseHeader);
-  auto [read_ec, read] = co_await http::async_read(stream, conn.buffer, parser, kUseTuple);
-  if (read_ec) {
-    out.ec = read_ec;
-    out.stage = "reading the response";
-    out.response_started = read > 0 || parser.got_some();
-    co_return;
-  }
-  auto& res = parser.get();
-  out.status = static_cast<int>(res.result_int());
-  out.keep_alive = res.keep_alive();
-  out.content_type = std::string(res[http::field::content_type]);
-  out.body = std::move(res.body());
 }
 
 }  // namespace

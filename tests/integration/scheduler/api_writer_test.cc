@@ -17,34 +17,50 @@
 namespace copse::scheduler::testing {
 namespace {
 
-TEST(ApiWriterIntegration, BindsBeyondTheCapWaitInOrderAndAllComplete) {
-  Cluster cluster({}, /*start_simulator=*/false);
-  NodeSpec node;
-  node.name = "n";
-  node.cpu = "1000";
-  node.pods = "1000";
-  cluster.Create(kube::resources::kNodes, "", NodeJson(node));
-  constexpr int kPods = 60;
-  constexpr size_t kCap = 3;
-  std::vector<PodId> ids;
-  for (int i = 0; i < kPods; ++i) {
-    PodSpecOptions p;
-    p.name = "p-" + std::to_string(i);
-    auto created = cluster.store().Create(kube::resources::kPods, "default", PodJson(p));
-    ASSERT_TRUE(created.ok()) << created.error().ToString();
-    ids.push_back(PodId{"default", p.name, (*created)->uid});
+// The embedded API server with one big node "n" and pods p-0..p-<n-1>, and
+// a client of it.
+class ApiWriterIntegration : public ::testing::Test {
+ protected:
+  std::vector<PodId> NodeAndPods(int pods) {
+    NodeSpec node;
+    node.name = "n";
+    node.cpu = "1000";
+    node.pods = "1000";
+    cluster_.Create(kube::resources::kNodes, "", NodeJson(node));
+    std::vector<PodId> ids;
+    for (int i = 0; i < pods; ++i) {
+      PodSpecOptions p;
+      p.name = "p-" + std::to_string(i);
+      auto created = cluster_.store().Create(kube::resources::kPods, "default", PodJson(p));
+      EXPECT_TRUE(created.ok()) << created.error().ToString();
+      if (created.ok()) ids.push_back(PodId{"default", p.name, (*created)->uid});
+    }
+    return ids;
+  }
+  std::shared_ptr<kube::Client> Client() {
+    kube::ClientConfig config;
+    config.server = cluster_.http_url();
+    config.max_connections = 16;
+    auto client = kube::Client::Create(config, io_.executor());
+    EXPECT_TRUE(client.ok()) << client.error().ToString();
+    return client.ok() ? *client : nullptr;
   }
 
-  kube::IoThread io(2);
-  kube::ClientConfig config;
-  config.server = cluster.http_url();
-  config.max_connections = 16;
-  auto client = kube::Client::Create(config, io.executor());
-  ASSERT_TRUE(client.ok()) << client.error().ToString();
+  Cluster cluster_{{}, /*start_simulator=*/false};
+  kube::IoThread io_{2};
+};
+
+TEST_F(ApiWriterIntegration, BindsBeyondTheCapWaitInOrderAndAllComplete) {
+  constexpr int kPods = 60;
+  constexpr size_t kCap = 3;
+  const std::vector<PodId> ids = NodeAndPods(kPods);
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kPods));
+  auto client = Client();
+  ASSERT_NE(client, nullptr);
   ApiWriterOptions options;
   options.record_events = false;
   options.max_binds_in_flight = kCap;
-  ApiWriter writer(*client, options);
+  ApiWriter writer(client, options);
 
   std::mutex mu;
   std::vector<int> order;
@@ -73,38 +89,21 @@ TEST(ApiWriterIntegration, BindsBeyondTheCapWaitInOrderAndAllComplete) {
   for (size_t pos = 0; pos < order.size(); ++pos) {
     EXPECT_LE(static_cast<size_t>(order[pos]), pos + kCap) << "bind " << order[pos];
   }
-  for (const kube::Pod& pod : cluster.Pods()) EXPECT_EQ(pod.spec.node_name, "n") << pod.meta.name;
+  for (const kube::Pod& pod : cluster_.Pods()) EXPECT_EQ(pod.spec.node_name, "n") << pod.meta.name;
 }
 
 // Events recorded while binds are outstanding are written only after those
 // binds: each event is stored after every bind queued before it.
-TEST(ApiWriterIntegration, EventsWaitForOutstandingBinds) {
-  Cluster cluster({}, /*start_simulator=*/false);
-  NodeSpec node;
-  node.name = "n";
-  node.cpu = "1000";
-  node.pods = "1000";
-  cluster.Create(kube::resources::kNodes, "", NodeJson(node));
+TEST_F(ApiWriterIntegration, EventsWaitForOutstandingBinds) {
   constexpr int kPods = 40;
-  std::vector<PodId> ids;
-  for (int i = 0; i < kPods; ++i) {
-    PodSpecOptions p;
-    p.name = "p-" + std::to_string(i);
-    auto created = cluster.store().Create(kube::resources::kPods, "default", PodJson(p));
-    ASSERT_TRUE(created.ok()) << created.error().ToString();
-    ids.push_back(PodId{"default", p.name, (*created)->uid});
-  }
-
-  kube::IoThread io(2);
-  kube::ClientConfig config;
-  config.server = cluster.http_url();
-  config.max_connections = 16;
-  auto client = kube::Client::Create(config, io.executor());
-  ASSERT_TRUE(client.ok()) << client.error().ToString();
+  const std::vector<PodId> ids = NodeAndPods(kPods);
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kPods));
+  auto client = Client();
+  ASSERT_NE(client, nullptr);
   ApiWriterOptions options;
   options.max_binds_in_flight = 2;  // binds queue up behind the cap
   options.max_event_defer = std::chrono::hours(1);
-  ApiWriter writer(*client, options);
+  ApiWriter writer(client, options);
   for (int i = 0; i < kPods; ++i) {
     writer.Bind(ids[static_cast<size_t>(i)], "n", [](Status) {});
     writer.RecordPodEvent(ids[static_cast<size_t>(i)], "Normal", "Scheduled",
@@ -118,14 +117,14 @@ TEST(ApiWriterIntegration, EventsWaitForOutstandingBinds) {
   std::vector<uint64_t> bind_rv(kPods, 0);
   std::vector<uint64_t> event_rv(kPods, 0);
   for (int i = 0; i < kPods; ++i) {
-    auto pod = cluster.store().Get(kube::resources::kPods, "default", "p-" + std::to_string(i));
+    auto pod = cluster_.store().Get(kube::resources::kPods, "default", "p-" + std::to_string(i));
     ASSERT_TRUE(pod.ok());
     ASSERT_EQ((*pod)->node_name, "n");
     bind_rv[static_cast<size_t>(i)] = (*pod)->rv;
   }
   kube::apiserver::ListOptions list;
   list.ns = "default";
-  auto events = cluster.store().List(kube::resources::kEvents, list);
+  auto events = cluster_.store().List(kube::resources::kEvents, list);
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->items.size(), static_cast<size_t>(kPods));
   for (const auto& event : events->items) {
@@ -143,20 +142,13 @@ TEST(ApiWriterIntegration, EventsWaitForOutstandingBinds) {
 
 // The Event the writer sends names its object and carries the message as
 // given (quotes, backslashes and control characters escaped on the wire).
-TEST(ApiWriterIntegration, EventsNameTheirObjectAndKeepTheMessage) {
-  Cluster cluster({}, /*start_simulator=*/false);
-  PodSpecOptions p;
-  p.name = "web";
-  auto created = cluster.store().Create(kube::resources::kPods, "default", PodJson(p));
-  ASSERT_TRUE(created.ok()) << created.error().ToString();
-  const PodId id{"default", "web", (*created)->uid};
-
-  kube::IoThread io(2);
-  kube::ClientConfig config;
-  config.server = cluster.http_url();
-  auto client = kube::Client::Create(config, io.executor());
-  ASSERT_TRUE(client.ok()) << client.error().ToString();
-  ApiWriter writer(*client, ApiWriterOptions{});
+TEST_F(ApiWriterIntegration, EventsNameTheirObjectAndKeepTheMessage) {
+  const std::vector<PodId> ids = NodeAndPods(1);
+  ASSERT_EQ(ids.size(), 1u);
+  const PodId& id = ids[0];
+  auto client = Client();
+  ASSERT_NE(client, nullptr);
+  ApiWriter writer(client, ApiWriterOptions{});
   const std::string message = "0/3 nodes: \"quoted\" \\ back\nslash\t\x01";
   writer.RecordPodEvent(id, "Warning", "FailedScheduling", message);
   ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
@@ -164,15 +156,15 @@ TEST(ApiWriterIntegration, EventsNameTheirObjectAndKeepTheMessage) {
 
   kube::apiserver::ListOptions list;
   list.ns = "default";
-  auto events = cluster.store().List(kube::resources::kEvents, list);
+  auto events = cluster_.store().List(kube::resources::kEvents, list);
   ASSERT_TRUE(events.ok());
   ASSERT_EQ(events->items.size(), 1u);
   const nlohmann::json event = nlohmann::json::parse(events->items[0]->json);
-  EXPECT_TRUE(event["metadata"]["name"].get<std::string>().starts_with("web."));
+  EXPECT_TRUE(event["metadata"]["name"].get<std::string>().starts_with("p-0."));
   EXPECT_EQ(event["involvedObject"]["kind"], "Pod");
   EXPECT_EQ(event["involvedObject"]["apiVersion"], "v1");
   EXPECT_EQ(event["involvedObject"]["namespace"], "default");
-  EXPECT_EQ(event["involvedObject"]["name"], "web");
+  EXPECT_EQ(event["involvedObject"]["name"], "p-0");
   EXPECT_EQ(event["involvedObject"]["uid"], id.uid);
   EXPECT_EQ(event["reason"], "FailedScheduling");
   EXPECT_EQ(event["type"], "Warning");
