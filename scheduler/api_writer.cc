@@ -6,9 +6,11 @@
 #include <boost/asio/detached.hpp>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <unordered_map>
 #include <utility>
 
 #include "core/clock.h"
@@ -77,6 +79,44 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void PumpBinds();
+
+  // Writes to one object, by "resource/namespace/name/subresource": the
+  // front one is in flight, the others wait their turn (each counted in
+  // in_flight from the start).
+  using Write = std::function<net::awaitable<void>()>;
+  std::unordered_map<std::string, std::deque<Write>> object_writes;
+
+  void SpawnOrdered(std::string key, Write write) {
+    {
+      std::lock_guard lock(mu);
+      ++in_flight;
+      std::deque<Write>& queue = object_writes[key];
+      queue.push_back(std::move(write));
+      if (queue.size() > 1) return;  // sent when the ones before it are done
+    }
+    StartOrdered(std::move(key));
+  }
+
+  void StartOrdered(std::string key) {
+    Write write;
+    {
+      std::lock_guard lock(mu);
+      write = object_writes.at(key).front();
+    }
+    auto self = shared_from_this();
+    net::co_spawn(client->executor(), write(), [self, key = std::move(key)](std::exception_ptr) {
+      bool more = false;
+      {
+        std::lock_guard lock(self->mu);
+        auto it = self->object_writes.find(key);
+        it->second.pop_front();
+        more = !it->second.empty();
+        if (!more) self->object_writes.erase(it);
+        if (--self->in_flight == 0) self->idle.notify_all();
+      }
+      if (more) self->StartOrdered(key);
+    });
+  }
 
   // Whether the oldest queued event may go now: binding is idle, or it has
   // waited long enough.
@@ -234,7 +274,11 @@ void ApiWriter::PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> cond
     status["nominatedNodeName"] =
         nominated_node->empty() ? json(nullptr) : json(*nominated_node);
   }
-  impl_->Spawn(PatchTask(impl_, std::move(pod), json{{"status", status}}.dump()));
+  std::string key = "pods/" + pod.namespace_name + "/" + pod.name + "/status";
+  impl_->SpawnOrdered(std::move(key), [self = impl_, pod = std::move(pod),
+                                       body = json{{"status", status}}.dump()]() {
+    return PatchTask(self, pod, body);
+  });
 }
 
 net::awaitable<void> PatchTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, std::string body) {
@@ -298,8 +342,12 @@ net::awaitable<void> PreemptTask(std::shared_ptr<ApiWriter::Impl> self, PodId vi
 
 void ApiWriter::MergePatch(const kube::ResourceRef& resource, std::string ns, std::string name,
                            std::string body, std::string subresource) {
-  impl_->Spawn(MergePatchTask(impl_, resource, std::move(ns), std::move(name), std::move(body),
-                              std::move(subresource)));
+  std::string key = resource.group + "/" + resource.resource + "/" + ns + "/" + name + "/" + subresource;
+  impl_->SpawnOrdered(std::move(key), [self = impl_, resource, ns = std::move(ns),
+                                       name = std::move(name), body = std::move(body),
+                                       subresource = std::move(subresource)]() {
+    return MergePatchTask(self, resource, ns, name, body, subresource);
+  });
 }
 
 net::awaitable<void> MergePatchTask(std::shared_ptr<ApiWriter::Impl> self,

@@ -18,6 +18,10 @@
 //     in FIFO order inside the writer, and a bind's timeout starts when it is
 //     sent (a burst of thousands of binds must not time out in the client's
 //     connection queue, which only turns them into binds of unknown outcome).
+//   - Patches of one object (a pod's status, a PodGroup's status or
+//     metadata) are sent one at a time, in the order they were made: two in
+//     flight at once could land in either order (on separate or pipelined
+//     connections) and leave the older one in place.
 //   - Drain waits until nothing is in flight or queued (or the deadline passes).
 //
 // Thread-safety: every method may be called from any thread.

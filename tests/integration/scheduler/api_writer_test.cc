@@ -37,10 +37,11 @@ class ApiWriterIntegration : public ::testing::Test {
     }
     return ids;
   }
-  std::shared_ptr<kube::Client> Client() {
+  std::shared_ptr<kube::Client> Client(size_t pipelined_connections = 0) {
     kube::ClientConfig config;
     config.server = cluster_.http_url();
     config.max_connections = 16;
+    config.pipelined_connections = pipelined_connections;
     auto client = kube::Client::Create(config, io_.executor());
     EXPECT_TRUE(client.ok()) << client.error().ToString();
     return client.ok() ? *client : nullptr;
@@ -174,6 +175,42 @@ TEST_F(ApiWriterIntegration, EventsNameTheirObjectAndKeepTheMessage) {
   EXPECT_EQ(event["count"], 1);
   EXPECT_FALSE(event["firstTimestamp"].get<std::string>().empty());
   EXPECT_EQ(event["firstTimestamp"], event["lastTimestamp"]);
+}
+
+// Patches of one object land in the order they were made, though the
+// client has 16 connections to send them on at once: the store sees 0, 1,
+// 2, ... and the last one wins.
+TEST_F(ApiWriterIntegration, PatchesOfOneObjectLandInOrder) {
+  const std::vector<PodId> ids = NodeAndPods(1);
+  ASSERT_EQ(ids.size(), 1u);
+  kube::apiserver::WatchOptions watch_options;
+  watch_options.ns = "default";
+  auto watch = cluster_.store().Watch(kube::resources::kPods, watch_options);
+  ASSERT_TRUE(watch.ok());
+  auto client = Client();
+  ASSERT_NE(client, nullptr);
+  ApiWriter writer(client, ApiWriterOptions{});
+  constexpr int kPatches = 200;
+  for (int i = 0; i < kPatches; ++i) {
+    writer.MergePatch(kube::resources::kPods, "default", "p-0",
+                      R"({"metadata":{"labels":{"seq":")" + std::to_string(i) + R"("}}})", "");
+  }
+  ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
+  EXPECT_EQ(writer.stats().status_patches, static_cast<uint64_t>(kPatches));
+
+  std::vector<kube::apiserver::WatchEvent> events;
+  (*watch)->Take(&events);
+  std::vector<int> seen;
+  for (const auto& e : events) {
+    const nlohmann::json pod = nlohmann::json::parse(e.object->json);
+    const auto labels = pod["metadata"].value("labels", nlohmann::json::object());
+    if (labels.contains("seq")) seen.push_back(std::stoi(labels["seq"].get<std::string>()));
+  }
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kPatches));
+  for (int i = 0; i < kPatches; ++i) EXPECT_EQ(seen[static_cast<size_t>(i)], i);
+  auto pod = cluster_.store().Get(kube::resources::kPods, "default", "p-0");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_NE((*pod)->json.find(R"("seq":"199")"), std::string::npos);
 }
 
 }  // namespace
