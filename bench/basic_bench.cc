@@ -122,7 +122,7 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
   config.server = options.tls ? (*server)->https_url() : (*server)->http_url();
   config.ca_pem = (*server)->ca_pem();
   config.max_connections = 128;
-  config.pipelined_connections = SchedulerPipelinedConnections();
+  config.pipelined_connections = kube::kCopsePipelinedConnections;
   auto io = std::make_unique<kube::IoThread>(1);
   auto client = kube::Client::Create(config, io->executor());
   if (!client.ok()) return client.error();

@@ -1,5 +1,4 @@
 #include "bench/bench.h"
-#include "scheduler/config/config.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -17,10 +16,6 @@
 #include <sstream>
 
 namespace copse::bench {
-
-size_t SchedulerPipelinedConnections() {
-  return static_cast<size_t>(scheduler::config::ClientConnection{}.pipelined_connections);
-}
 
 std::span<const Scenario> Scenarios() {
   static const std::array<Scenario, 8> kScenarios{{

@@ -62,11 +62,6 @@ struct Scenario {
 
 std::span<const Scenario> Scenarios();
 
-// The scheduler client's pipelined connections in every scenario: the
-// default of the scheduler configuration (clientConnection.pipelinedConnections),
-// as `copse run` and `copse local` use it.
-size_t SchedulerPipelinedConnections();
-
 // Process figures.
 int64_t PeakRssBytes();      // VmHWM
 int64_t CurrentRssBytes();   // VmRSS

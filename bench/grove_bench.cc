@@ -235,7 +235,7 @@ Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progres
   kube::ClientConfig config;
   config.server = (*server)->http_url();
   config.max_connections = 64;
-  config.pipelined_connections = SchedulerPipelinedConnections();
+  config.pipelined_connections = kube::kCopsePipelinedConnections;
   auto scheduler_client = kube::Client::Create(config, scheduler_io.executor());
   if (!scheduler_client.ok()) return scheduler_client.error();
   auto scheduler = Scheduler::Create(*scheduler_client, SchedulerOptions());

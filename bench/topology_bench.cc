@@ -214,7 +214,7 @@ Status StartServerAndScheduler(Cluster& cluster, const BenchOptions& options) {
   config.server = options.tls ? cluster.server->https_url() : cluster.server->http_url();
   config.ca_pem = cluster.server->ca_pem();
   config.max_connections = 128;
-  config.pipelined_connections = SchedulerPipelinedConnections();
+  config.pipelined_connections = kube::kCopsePipelinedConnections;
   cluster.io = std::make_unique<kube::IoThread>(1);
   auto client = kube::Client::Create(config, cluster.io->executor());
   if (!client.ok()) return client.error();

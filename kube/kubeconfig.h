@@ -33,6 +33,10 @@
 
 namespace copse::kube {
 
+// The pipelined connections copse's own components (the scheduler, by
+// default, and the Grove operator) use for their writes.
+inline constexpr size_t kCopsePipelinedConnections = 2;
+
 struct ClientConfig {
   // "https://host:port" or "http://host:port", optionally with a path prefix
   // ("https://proxy/k8s/cluster1"). IPv6 hosts in brackets.

@@ -98,13 +98,13 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
   }
 
   void StartOrdered(std::string key) {
-    Write write;
+    net::awaitable<void> task;
     {
       std::lock_guard lock(mu);
-      write = object_writes.at(key).front();
+      task = object_writes.at(key).front()();  // stays queued: marks the key busy
     }
     auto self = shared_from_this();
-    net::co_spawn(client->executor(), write(), [self, key = std::move(key)](std::exception_ptr) {
+    net::co_spawn(client->executor(), std::move(task), [self, key = std::move(key)](std::exception_ptr) {
       bool more = false;
       {
         std::lock_guard lock(self->mu);

@@ -147,7 +147,7 @@ int RunGrove(int argc, char** argv) {
   kube::IoThread io(2);
   client_config->max_connections = 64;
   // The operator creates many pods at once: their writes are pipelined.
-  client_config->pipelined_connections = 2;
+  client_config->pipelined_connections = kube::kCopsePipelinedConnections;
   auto client = kube::Client::Create(*client_config, io.executor());
   if (!client.ok()) {
     std::cerr << "copse grove: client: " << client.error().ToString() << "\n";

@@ -245,7 +245,7 @@ int RunLocal(int argc, char** argv) {
     config.token = token;
     // As `copse grove` does: many pods at once, their writes pipelined.
     config.max_connections = 64;
-    config.pipelined_connections = 2;
+    config.pipelined_connections = kube::kCopsePipelinedConnections;
     auto client = kube::Client::Create(config, grove_io->executor());
     if (!client.ok()) {
       std::cerr << "copse local: grove client: " << client.error().ToString() << "\n";

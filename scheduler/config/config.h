@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "core/result.h"
+#include "kube/kubeconfig.h"
 #include "plugins/framework/profile.h"
 #include "plugins/framework/registry.h"
 
@@ -68,7 +69,7 @@ struct ClientConnection {
   int32_t burst = 10000;
   // copse extension: writes (binds, status patches, events) are pipelined
   // over at most this many connections (kube/client.h); 0 = off.
-  int32_t pipelined_connections = 2;
+  int32_t pipelined_connections = static_cast<int32_t>(kube::kCopsePipelinedConnections);
 };
 
 // leaderElection (component-base LeaderElectionConfiguration; Lease lock only).

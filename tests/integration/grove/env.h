@@ -234,7 +234,7 @@ class GroveEnv {
     config.server = server_->http_url();
     config.max_connections = 32;
     // As `copse local` and `copse grove` configure it: writes pipelined.
-    config.pipelined_connections = 2;
+    config.pipelined_connections = kube::kCopsePipelinedConnections;
     auto client = kube::Client::Create(config, io_->executor());
     if (!client.ok()) {
       ADD_FAILURE() << client.error().ToString();

@@ -24,7 +24,6 @@
 #include "kube/client.h"
 #include "kube/node.h"
 #include "kube/pod.h"
-#include "scheduler/config/config.h"
 #include "scheduler/convert.h"
 #include "scheduler/scheduler.h"
 
@@ -74,8 +73,7 @@ class Cluster {
     config.server = server_->http_url();
     config.max_connections = 32;
     // As shipped (clientConnection.pipelinedConnections): writes pipelined.
-    config.pipelined_connections =
-        getenv("NOPIPE") ? 0 : static_cast<size_t>(config::ClientConnection{}.pipelined_connections);
+    config.pipelined_connections = kube::kCopsePipelinedConnections;
     auto client = kube::Client::Create(config, io_->executor());
     ASSERT_TRUE(client.ok()) << client.error().ToString();
     if (options.seed == 0) options.seed = 42;
