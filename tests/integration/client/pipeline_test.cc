@@ -94,6 +94,7 @@ TEST(ClientPipeline, AWriteToAStoppedServerFails) {
   auto got = io.Run(client->Create(resources::kPods, "default", PodJson("default", "b")));
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().code, ErrorCode::kUnavailable) << got.error().ToString();
+  EXPECT_GE(client->stats().pipelined_batches, 1u);  // the writes took the pipeline
 }
 
 TEST(ClientPipeline, AWriteWithoutAResponseTimesOut) {
@@ -122,6 +123,7 @@ TEST(ClientPipeline, AWriteWithoutAResponseTimesOut) {
     ASSERT_FALSE(got.ok());
     EXPECT_EQ(got.error().code, ErrorCode::kTimeout) << got.error().ToString();
   }
+  EXPECT_GE(client->stats().pipelined_batches, 1u);  // the writes took the pipeline
   ioc.stop();
   accepting.join();
 }
