@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/check.h"
+#include "kube/apiserver/json_text.h"
 #include "kube/apiserver/store_internal.h"
 #include "kube/apiserver/strategic_merge.h"
 #include "kube/apiserver/validation.h"
@@ -225,7 +226,7 @@ Error ParseError(const std::exception& e) {
 
 Result<json> ParseBody(std::string_view body) {
   try {
-    return json::parse(body);
+    return ParseJson(body);
   } catch (const json::exception& e) {
     return ParseError(e);
   }
@@ -418,7 +419,7 @@ std::string Store::Impl::NowRfc3339() const { return FormatRfc3339(clock().WallN
 ObjectPtr Store::Impl::Seal(const ResourceInfo& info, json& obj, uint64_t new_rv) const {
   obj["metadata"]["resourceVersion"] = std::to_string(new_rv);
   auto v = internal::BuildVersion(info, obj);
-  v->json = obj.dump(-1, ' ', false, json::error_handler_t::replace);
+  v->json = DumpJson(obj);
   v->rv = new_rv;
   return v;
 }
@@ -851,9 +852,19 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
       }
     }
     // DefaultTolerationSeconds admission.
+    static const json kDefaultTolerations[] = {
+        {{"key", "node.kubernetes.io/not-ready"},
+         {"operator", "Exists"},
+         {"effect", "NoExecute"},
+         {"tolerationSeconds", 300}},
+        {{"key", "node.kubernetes.io/unreachable"},
+         {"operator", "Exists"},
+         {"effect", "NoExecute"},
+         {"tolerationSeconds", 300}}};
     json& tolerations = spec["tolerations"];
     if (!tolerations.is_array()) tolerations = json::array();
-    for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+    for (const json& toleration : kDefaultTolerations) {
+      const std::string& key = toleration["key"].get_ref<const std::string&>();
       bool found = false;
       for (const auto& t : tolerations) {
         if (t.is_object() && t.value("key", "") == key &&
@@ -861,14 +872,10 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
           found = true;
         }
       }
-      if (!found) {
-        tolerations.push_back({{"key", key},
-                               {"operator", "Exists"},
-                               {"effect", "NoExecute"},
-                               {"tolerationSeconds", 300}});
-      }
+      if (!found) tolerations.push_back(toleration);
     }
-    obj["status"] = {{"phase", "Pending"}};
+    static const json kPendingStatus = {{"phase", "Pending"}};
+    obj["status"] = kPendingStatus;
     // applySchedulingGatedCondition: a gated pod says so from the start (the
     // scheduler writes nothing for it).
     if (auto gates = obj["spec"].find("schedulingGates");
@@ -1051,7 +1058,7 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
     if (dry_run) {
       auto v = internal::BuildVersion(*info, obj);
       meta.erase("resourceVersion");
-      v->json = obj.dump(-1, ' ', false, json::error_handler_t::replace);
+      v->json = DumpJson(obj);
       return ObjectPtr(std::move(v));
     }
     ObjectPtr v = impl_->Seal(*info, obj, impl_->NextRv());
@@ -1090,7 +1097,7 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
       if (cur == nullptr) return NotFound(*info, name);
     }
     try {
-      const json old_obj = json::parse(cur->json);
+      const json old_obj = ParseJson(cur->json);
       json new_obj = old_obj;
       Status edited = edit(*cur, old_obj, new_obj);
       if (!edited.ok()) return edited.error();
@@ -1163,7 +1170,7 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
       }
       if (dry_run) {
         auto v = internal::BuildVersion(*info, new_obj);
-        v->json = new_obj.dump(-1, ' ', false, json::error_handler_t::replace);
+        v->json = DumpJson(new_obj);
         v->rv = cur->rv;
         return ObjectPtr(std::move(v));
       }

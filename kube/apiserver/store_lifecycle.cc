@@ -11,6 +11,7 @@
 #include "kube/apiserver/disruption.h"
 #include "kube/apiserver/json_splice.h"
 #include "kube/apiserver/store.h"
+#include "kube/apiserver/json_text.h"
 #include "kube/apiserver/store_internal.h"
 
 namespace copse::kube::apiserver {
@@ -143,7 +144,7 @@ void Store::Impl::UnregisterResource(const ResourceInfo& info) {
   while (!rd->objects.empty()) {
     auto it = rd->objects.begin();
     const std::string key = it->first;
-    json obj = json::parse(it->second->json);
+    json obj = ParseJson(it->second->json);
     CommitRemove(rd, key, obj);
   }
   for (auto& w : rd->watchers) w->CloseLocked();
@@ -188,7 +189,7 @@ void Store::Impl::HandleOwnerRemoved(const std::string& owner_uid) {
       continue;
     }
     if (dangling.empty()) continue;
-    json obj = json::parse(cur->json);
+    json obj = ParseJson(cur->json);
     json& refs = obj["metadata"]["ownerReferences"];
     json kept = json::array();
     for (const auto& ref : refs) {
@@ -208,7 +209,7 @@ void Store::Impl::FinalizeForeground(const std::string& owner_uid) {
   ObjectPtr cur = Lookup(loc.rd, loc.key);
   if (cur == nullptr || !cur->deleting || !cur->has_finalizers) return;
   if (dependents.count(owner_uid) != 0) return;
-  json obj = json::parse(cur->json);
+  json obj = ParseJson(cur->json);
   json& meta = obj["metadata"];
   if (!HasFinalizer(meta, "foregroundDeletion")) return;
   RemoveFinalizer(meta, "foregroundDeletion");
@@ -227,7 +228,7 @@ void Store::Impl::CheckNamespace(const std::string& ns) {
   if (auto it = namespace_objects.find(ns); it != namespace_objects.end() && it->second > 0) {
     return;
   }
-  json obj = json::parse(cur->json);
+  json obj = ParseJson(cur->json);
   if (cur->has_finalizers) return;  // metadata.finalizers still block removal
   CommitRemove(nsd, ns, obj);
 }
@@ -267,7 +268,7 @@ Result<DeleteResult> Store::Impl::DeleteLocked(ResourceData* rd, const std::stri
     }
     ObjectPtr marked = cur;
     if (!cur->deleting) {
-      json obj = json::parse(cur->json);
+      json obj = ParseJson(cur->json);
       obj["metadata"]["deletionTimestamp"] = FormatRfc3339(wall_now);
       obj["metadata"]["deletionGracePeriodSeconds"] = 0;
       obj["status"]["phase"] = "Terminating";
@@ -293,7 +294,7 @@ Result<DeleteResult> Store::Impl::DeleteLocked(ResourceData* rd, const std::stri
 
   if (IsPods(info) && !cur->node_name.empty() && !cur->pod_terminal &&
       (!options.grace_period_seconds || *options.grace_period_seconds != 0)) {
-    json obj = json::parse(cur->json);
+    json obj = ParseJson(cur->json);
     int64_t grace = 30;
     if (options.grace_period_seconds) {
       grace = std::max<int64_t>(*options.grace_period_seconds, 1);
@@ -328,7 +329,7 @@ Result<DeleteResult> Store::Impl::DeleteLocked(ResourceData* rd, const std::stri
       const internal::ObjectLocation loc = loc_it->second;
       ObjectPtr dcur = Lookup(loc.rd, loc.key);
       if (dcur == nullptr) continue;
-      json dobj = json::parse(dcur->json);
+      json dobj = ParseJson(dcur->json);
       json& refs = dobj["metadata"]["ownerReferences"];
       json kept = json::array();
       for (const auto& ref : refs) {
@@ -343,7 +344,7 @@ Result<DeleteResult> Store::Impl::DeleteLocked(ResourceData* rd, const std::stri
       CommitPut(loc.rd, loc.key, v, dcur);
     }
   } else if (policy == "Foreground" && has_dependents) {
-    json obj = json::parse(cur->json);
+    json obj = ParseJson(cur->json);
     json& meta = obj["metadata"];
     if (!HasFinalizer(meta, "foregroundDeletion")) {
       if (!meta.contains("finalizers") || !meta["finalizers"].is_array()) {
@@ -374,14 +375,14 @@ Result<DeleteResult> Store::Impl::DeleteLocked(ResourceData* rd, const std::stri
   cur = Lookup(rd, key);
   if (cur->has_finalizers) {
     if (cur->deleting) return DeleteResult{cur, false};
-    json obj = json::parse(cur->json);
+    json obj = ParseJson(cur->json);
     obj["metadata"]["deletionTimestamp"] = FormatRfc3339(wall_now);
     obj["metadata"]["deletionGracePeriodSeconds"] = 0;
     ObjectPtr v = Seal(info, obj, NextRv());
     CommitPut(rd, key, v, cur);
     return DeleteResult{v, false};
   }
-  json obj = json::parse(cur->json);
+  json obj = ParseJson(cur->json);
   ObjectPtr v = CommitRemove(rd, key, obj);
   return DeleteResult{v, true};
 }
@@ -669,7 +670,7 @@ Status Store::Evict(std::string_view ns, std::string_view name, std::string_view
     const std::string prefix = std::string(ns) + "/";
     for (auto it = pdbs->objects.lower_bound(prefix);
          it != pdbs->objects.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-      json pdb = json::parse(it->second->json);
+      json pdb = ParseJson(it->second->json);
       auto sel = LabelSelectorFromJson(FindPath(pdb, "spec.selector"));
       if (!sel.ok() || !sel->has_value()) continue;
       if ((*sel)->Matches(pod->labels)) matching.push_back(std::move(pdb));
@@ -754,7 +755,7 @@ Result<std::string> Store::GetScale(const ResourceRef& ref, std::string_view ns,
   auto info = Resolve(ref.group, ref.version, ref.resource);
   if (!info.ok()) return std::move(info).error();
   if (!(*info)->has_scale) return NotFoundResource();
-  return BuildScale(**info, json::parse((*got)->json)).dump();
+  return BuildScale(**info, ParseJson((*got)->json)).dump();
 }
 
 Result<std::string> Store::UpdateScale(const ResourceRef& ref, std::string_view ns,
@@ -793,7 +794,7 @@ Result<std::string> Store::UpdateScale(const ResourceRef& ref, std::string_view 
   mode.validate = false;
   auto updated = UpdateLoop(ref, ns, name, mode, edit, false);
   if (!updated.ok()) return std::move(updated).error();
-  return BuildScale(*resource, json::parse((*updated)->json)).dump();
+  return BuildScale(*resource, ParseJson((*updated)->json)).dump();
 }
 
 }  // namespace copse::kube::apiserver
