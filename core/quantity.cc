@@ -346,6 +346,16 @@ struct QuantityInternals {
         return ParseError(text, "more than 38 significant digits");
       }
       for (char c : digits) magnitude = magnitude * 10 + static_cast<U128>(c - '0');
+    } else if (denom.empty() && digits.size() <= 18 && suffix->exponent <= 64) {
+      // A whole number of binary units ("500Mi", "64Gi"): below 10^18 * 2^64
+      // it fits in 128 bits, so the arbitrary-precision path below (same
+      // result: no fraction to round, a value >= 1 kept binary) is not needed.
+      U128 value = 0;
+      for (char c : digits) value = value * 10 + static_cast<U128>(c - '0');
+      value <<= static_cast<unsigned>(suffix->exponent);
+      const U128 cap = static_cast<U128>(std::numeric_limits<int64_t>::max());
+      magnitude = value > cap ? cap : value;
+      scale = 0;
     } else {
       BigInt value(digits);
       value <<= static_cast<unsigned>(suffix->exponent);
