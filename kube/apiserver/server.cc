@@ -287,9 +287,13 @@ asio::awaitable<bool> ApiServer::Impl::StreamWatch(Stream& stream, unsigned vers
   // A notify can land while the coroutine is writing (no wait to cancel):
   // `signaled` makes it look again before waiting.
   auto signaled = std::make_shared<std::atomic<bool>>(false);
+  // True only while the coroutine waits for events: a notify wakes it then
+  // and only then (while it is writing, `signaled` alone makes it look again).
+  auto idle = std::make_shared<std::atomic<bool>>(false);
   session->stream().SetNotify(
-      [executor, signaled, weak = std::weak_ptr<asio::steady_timer>(timer)] {
+      [executor, signaled, idle, weak = std::weak_ptr<asio::steady_timer>(timer)] {
         signaled->store(true);
+        if (!idle->exchange(false)) return;
         asio::post(executor, [weak] {
           if (auto t = weak.lock()) t->cancel();
         });
@@ -330,8 +334,14 @@ asio::awaitable<bool> ApiServer::Impl::StreamWatch(Stream& stream, unsigned vers
     }
     if (!open || stopped.load() || Clock::now() >= deadline) break;
     if (signaled->exchange(false)) continue;
+    idle->store(true);
+    if (signaled->load()) {  // a notify between the check above and going idle
+      idle->store(false);
+      continue;
+    }
     timer->expires_at(std::min(deadline, next_bookmark));
     co_await timer->async_wait(kTuple);
+    idle->store(false);
   }
   auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), kTuple);
   (void)n;
