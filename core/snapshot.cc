@@ -96,6 +96,9 @@ void Snapshot::SetPodDisruptionBudgets(std::vector<PodDisruptionBudgetInfo> pdbs
 }
 
 void Snapshot::Resize(size_t num_nodes) {
+  for (size_t n = num_nodes; n < pods_with_affinity_.size(); ++n) {
+    UncountAffinity(static_cast<NodeIndex>(n));
+  }
   for (size_t n = num_nodes; n < names_.size(); ++n) {
     auto it = name_index_.find(names_[n]);
     if (it != name_index_.end() && it->second == n) name_index_.erase(it);
@@ -152,7 +155,18 @@ void Snapshot::SetLabelIds(NodeIndex n) {
   }
 }
 
+void Snapshot::UncountAffinity(NodeIndex n) {
+  if (!pods_with_affinity_[n].empty()) --rows_with_affinity_;
+  if (!pods_with_required_anti_affinity_[n].empty()) --rows_with_required_anti_affinity_;
+}
+
+void Snapshot::CountAffinity(NodeIndex n) {
+  if (!pods_with_affinity_[n].empty()) ++rows_with_affinity_;
+  if (!pods_with_required_anti_affinity_[n].empty()) ++rows_with_required_anti_affinity_;
+}
+
 void Snapshot::RebuildAffinityLists(NodeIndex n) {
+  UncountAffinity(n);
   pods_with_affinity_[n].clear();
   pods_with_required_anti_affinity_[n].clear();
   for (uint32_t i = 0; i < pods_[n].size(); ++i) {
@@ -160,6 +174,7 @@ void Snapshot::RebuildAffinityLists(NodeIndex n) {
     if (pod.has_pod_affinity) pods_with_affinity_[n].push_back(i);
     if (pod.HasRequiredAntiAffinity()) pods_with_required_anti_affinity_[n].push_back(i);
   }
+  CountAffinity(n);
 }
 
 void Snapshot::WriteRow(NodeIndex n, const NodeInfo& node) {
@@ -270,8 +285,10 @@ void Snapshot::CopyNodeFrom(const Snapshot& other, NodeIndex n) {
   unschedulable_[n] = other.unschedulable_[n];
   used_ports_[n] = other.used_ports_[n];
   pods_[n] = other.pods_[n];
+  UncountAffinity(n);
   pods_with_affinity_[n] = other.pods_with_affinity_[n];
   pods_with_required_anti_affinity_[n] = other.pods_with_required_anti_affinity_[n];
+  CountAffinity(n);
 }
 
 }  // namespace copse

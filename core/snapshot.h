@@ -170,6 +170,13 @@ class Snapshot {
   std::span<const uint32_t> pods_with_required_anti_affinity(NodeIndex n) const noexcept {
     return pods_with_required_anti_affinity_[n];
   }
+  // Whether any node holds such a pod (kube's
+  // HavePodsWithAffinityNodeInfoList / ...RequiredAntiAffinity... being
+  // non-empty): InterPodAffinity skips its per-node walk when none does.
+  bool any_pod_with_affinity() const noexcept { return rows_with_affinity_ != 0; }
+  bool any_pod_with_required_anti_affinity() const noexcept {
+    return rows_with_required_anti_affinity_ != 0;
+  }
 
   // The interned column for `key`, or null when the key is not indexed.
   const LabelColumn* label_column(std::string_view key) const noexcept;
@@ -190,6 +197,9 @@ class Snapshot {
   void SetName(NodeIndex n, const std::string& name);
   TaintId InternTaint(const Taint& taint);
   void RebuildAffinityLists(NodeIndex n);
+  // Keep rows_with_* in step: uncount row n before its lists change, count it after.
+  void UncountAffinity(NodeIndex n);
+  void CountAffinity(NodeIndex n);
   void MarkScratch(NodeIndex n);  // generation 0 and remembered in scratch_rows_
   void SetLabelIds(NodeIndex n);
 
@@ -212,6 +222,8 @@ class Snapshot {
   std::vector<std::vector<PodRef>> pods_;
   std::vector<std::vector<uint32_t>> pods_with_affinity_;
   std::vector<std::vector<uint32_t>> pods_with_required_anti_affinity_;
+  size_t rows_with_affinity_ = 0;                // rows with a non-empty pods_with_affinity_
+  size_t rows_with_required_anti_affinity_ = 0;  // ... pods_with_required_anti_affinity_
   std::vector<std::pair<std::string, LabelColumn>> label_columns_;
   std::map<std::string, Labels, std::less<>> namespaces_;
   std::vector<PodDisruptionBudgetInfo> pdbs_;

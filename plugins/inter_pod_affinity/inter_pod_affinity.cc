@@ -186,6 +186,12 @@ Result<std::unique_ptr<Plugin>> InterPodAffinity::Create(const PluginArgs* args)
 
 Status InterPodAffinity::PreFilter(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,
                                    PreFilterResult& /*result*/) const {
+  // Nothing to count: no term of its own and no pod anywhere with required
+  // anti-affinity (kube walks only the nodes that have such pods).
+  if (pod.required_affinity.empty() && pod.required_anti_affinity.empty() &&
+      !snapshot.any_pod_with_required_anti_affinity()) {
+    return Status::Skip();
+  }
   auto s = std::make_unique<AffinityFilterState>();
   if (const Labels* ns = snapshot.namespace_labels(pod.namespace_name)) {
     s->namespace_labels = *ns;
@@ -320,6 +326,8 @@ Status InterPodAffinity::PreScore(const PodInfo& pod, const Snapshot& snapshot,
     r.weight = t.weight;
     preferred_anti.push_back(std::move(r));
   }
+  // Without terms of its own the pod only meets existing pods' terms.
+  if (!has_constraints && !snapshot.any_pod_with_affinity()) return Status::Skip();
   const Labels* ns_labels = snapshot.namespace_labels(pod.namespace_name);
   const int64_t hard_weight = args_.hard_pod_affinity_weight;
 

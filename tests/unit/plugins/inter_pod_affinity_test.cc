@@ -106,6 +106,45 @@ TEST_F(InterPodAffinityFilterTest, ExistingPodsAntiAffinitySymmetry) {
   EXPECT_EQ(plain_run.reasons[0], (std::vector<std::string>{kExistingReason}));
 }
 
+// The snapshot knows whether any node holds a pod with (required anti-)
+// affinity, through syncs and scratch edits; PreFilter skips its node walk
+// only when none does, so a plain pod still meets a scratch-added pod's
+// anti-affinity (a preemption dry run).
+TEST_F(InterPodAffinityFilterTest, SnapshotTracksNodesWithAffinityPods) {
+  c_.AddNode("machine2", {{"pods", "10"}}, {{"region", "r1"}, {"zone", "z12"}});
+  c_.AddPod("machine1", Existing());
+  EXPECT_FALSE(c_.snapshot().any_pod_with_affinity());
+  EXPECT_FALSE(c_.snapshot().any_pod_with_required_anti_affinity());
+
+  auto anti = PodBuilder("anti")
+                  .Label("service", "securityscan")
+                  .PodAntiAffinity(AffinityTerm("service in (antivirusscan)", "zone"))
+                  .Obj();
+  auto preferred = PodBuilder("preferred")
+                       .PreferredPodAffinity(10, AffinityTerm("service in (x)", "zone"))
+                       .Obj();
+  c_.AddPod("machine2", preferred);
+  EXPECT_TRUE(c_.snapshot().any_pod_with_affinity());
+  EXPECT_FALSE(c_.snapshot().any_pod_with_required_anti_affinity());
+
+  // Indices first: c_.index() syncs, which rewrites scratch-edited rows.
+  const NodeIndex m1 = c_.index("machine1");
+  const NodeIndex m2 = c_.index("machine2");
+  Snapshot& snapshot = c_.mutable_snapshot();
+  snapshot.AddPod(m1, anti);
+  EXPECT_TRUE(snapshot.any_pod_with_required_anti_affinity());
+  auto plain = PodBuilder("q").Label("service", "antivirusscan").Obj();
+  auto run = RunFilter(*plugin_, *plain, snapshot);
+  EXPECT_TRUE(run.prefilter.IsSuccess());
+  EXPECT_EQ(run.reasons[m1], (std::vector<std::string>{kExistingReason}));
+
+  EXPECT_TRUE(snapshot.RemovePod(m1, anti->uid));
+  EXPECT_FALSE(snapshot.any_pod_with_required_anti_affinity());
+  EXPECT_TRUE(RunFilter(*plugin_, *plain, snapshot).prefilter.IsSkip());
+  EXPECT_TRUE(snapshot.RemovePod(m2, preferred->uid));
+  EXPECT_FALSE(snapshot.any_pod_with_affinity());
+}
+
 TEST_F(InterPodAffinityFilterTest, FirstPodOfSelfAffineGroup) {
   // No pod matches anywhere and the pod matches its own term: allowed.
   auto pod = PodBuilder("p")
