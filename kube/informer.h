@@ -71,6 +71,20 @@ Decoder TypedDecoder() {
   };
 }
 
+// TypedDecoder without `raw`: for a cache that only reads the typed fields
+// and never re-encodes an object (the scheduler's pods and nodes), so it does
+// not hold a second copy of every object's JSON.
+template <typename T>
+Decoder TypedDecoderWithoutRaw() {
+  return [](std::string_view json) -> Result<std::shared_ptr<KubeObject>> {
+    Result<T> decoded = T::Decode(json);
+    if (!decoded.ok()) return std::move(decoded).error();
+    auto object = std::make_shared<T>(std::move(decoded).value());
+    object->raw = std::string();
+    return std::shared_ptr<KubeObject>(std::move(object));
+  };
+}
+
 // An indexed object cache keyed "namespace/name" (or "name" when
 // cluster-scoped), as client-go's cache.Indexer. The index "namespace" (by
 // metadata.namespace) always exists; more come from the constructor.

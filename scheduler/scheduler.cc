@@ -1380,12 +1380,15 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
   Impl* self = impl.get();
   kube::InformerOptions pods;
   pods.resource = kube::resources::kPods;
+  // The scheduler reads pods' and nodes' typed fields only (writes are patches).
+  pods.decoder = kube::TypedDecoderWithoutRaw<Pod>();
   impl->pod_informer = std::make_unique<kube::TypedInformer<Pod>>(client, pods);
   impl->pod_informer->AddEventHandler([self](const auto& p) { self->OnPodAdd(p); },
                                       [self](const auto& a, const auto& b) { self->OnPodUpdate(a, b); },
                                       [self](const auto& p) { self->OnPodDelete(p); });
   kube::InformerOptions nodes;
   nodes.resource = kube::resources::kNodes;
+  nodes.decoder = kube::TypedDecoderWithoutRaw<Node>();
   impl->node_informer = std::make_unique<kube::TypedInformer<Node>>(client, nodes);
   impl->node_informer->AddEventHandler([self](const auto& n) { self->OnNodeAdd(n); },
                                        [self](const auto& a, const auto& b) { self->OnNodeUpdate(a, b); },

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kube/informer.h"
 #include "kube/node.h"
 
 namespace copse::kube {
@@ -718,6 +719,32 @@ TEST(Toleration, ToleratesTaintLikeCoreV1) {
   EXPECT_TRUE((Toleration{"", "Exists", "", "", {}}).ToleratesTaint(gpu));
   EXPECT_FALSE((Toleration{"other", "Exists", "", "", {}}).ToleratesTaint(gpu));
   EXPECT_FALSE((Toleration{"nvidia.com/gpu", "Gt", "present", "", {}}).ToleratesTaint(gpu));
+}
+
+}  // namespace
+}  // namespace copse::kube
+
+namespace copse::kube {
+namespace {
+
+// The scheduler's informers keep typed fields only: the decoder without raw
+// gives the same typed pod as TypedDecoder, and no JSON copy.
+TEST(PodCodec, DecoderWithoutRawKeepsTypedFieldsOnly) {
+  const std::string json = kRunningPod;
+  auto with_raw = TypedDecoder<Pod>()(json);
+  auto without_raw = TypedDecoderWithoutRaw<Pod>()(json);
+  ASSERT_TRUE(with_raw.ok());
+  ASSERT_TRUE(without_raw.ok());
+  const auto& full = static_cast<const Pod&>(**with_raw);
+  const auto& lean = static_cast<const Pod&>(**without_raw);
+  EXPECT_EQ(full.raw, json);
+  EXPECT_TRUE(lean.raw.empty());
+  EXPECT_EQ(lean.meta.name, full.meta.name);
+  EXPECT_EQ(lean.meta.labels, full.meta.labels);
+  EXPECT_EQ(lean.spec.node_name, full.spec.node_name);
+  EXPECT_EQ(lean.spec.containers.size(), full.spec.containers.size());
+  EXPECT_EQ(PodRequests(lean), PodRequests(full));
+  EXPECT_FALSE(TypedDecoderWithoutRaw<Pod>()("{\"kind\":").ok());
 }
 
 }  // namespace
