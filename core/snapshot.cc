@@ -180,7 +180,10 @@ void Snapshot::RebuildAffinityLists(NodeIndex n) {
 void Snapshot::WriteRow(NodeIndex n, const NodeInfo& node) {
   SetName(n, node.name());
   generations_[n] = node.generation();
-  labels_[n] = node.labels();
+  // Most rewrites are pod changes: the labels (and so their interned column
+  // ids, which depend on nothing else) stay as they are.
+  const bool labels_changed = labels_[n] != node.labels();
+  if (labels_changed) labels_[n] = node.labels();
   EnsureResourceColumns(std::max(node.allocatable().size(), node.requested().size()));
   for (size_t r = 0; r < allocatable_.size(); ++r) {
     allocatable_[r][n] = node.allocatable().Get(static_cast<ResourceId>(r));
@@ -194,7 +197,7 @@ void Snapshot::WriteRow(NodeIndex n, const NodeInfo& node) {
   used_ports_[n] = node.used_ports();
   pods_[n] = node.pods();
   RebuildAffinityLists(n);
-  SetLabelIds(n);
+  if (labels_changed) SetLabelIds(n);
 }
 
 size_t Snapshot::Sync(std::span<const NodeInfo* const> nodes) {
