@@ -52,6 +52,14 @@ struct ObjectMeta {
 // out std::shared_ptr<const T> so the same decoded object is shared read-only.
 class KubeObject {
  public:
+  KubeObject() = default;
+  // Declared so that the virtual destructor does not turn every move of a
+  // decoded object (into a Result, into a shared_ptr) into a deep copy of its
+  // metadata and raw JSON.
+  KubeObject(const KubeObject&) = default;
+  KubeObject(KubeObject&&) = default;
+  KubeObject& operator=(const KubeObject&) = default;
+  KubeObject& operator=(KubeObject&&) = default;
   virtual ~KubeObject() = default;
   ObjectMeta meta;
   std::string api_version;  // "v1", "apps/v1", ...
