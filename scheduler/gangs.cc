@@ -149,6 +149,14 @@ std::optional<GangSpec> GangTracker::Spec(const queue::UnitKey& key) const {
   return it->second.spec;
 }
 
+bool GangTracker::HasSpecFrom(const queue::UnitKey& key, std::string_view uid,
+                              int64_t generation) const {
+  std::lock_guard lock(mu_);
+  auto it = groups_.find(key.ToString());
+  return it != groups_.end() && it->second.spec.has_value() && it->second.spec->uid == uid &&
+         it->second.spec->generation == generation;
+}
+
 GangTracker::GroupInfo GangTracker::Info(const queue::UnitKey& key) const {
   std::lock_guard lock(mu_);
   GroupInfo info;

@@ -72,6 +72,9 @@ class GangTracker {
   std::vector<Decision> ReadyGroups();
 
   std::optional<GangSpec> Spec(const queue::UnitKey& key) const;
+  // Whether the group's spec was set from this object (uid) at this
+  // metadata.generation: an update of its status or metadata changes nothing.
+  bool HasSpecFrom(const queue::UnitKey& key, std::string_view uid, int64_t generation) const;
   GroupInfo Info(const queue::UnitKey& key) const;
   // Sticky PodGroupScheduled=True: returns true only the first time.
   bool MarkScheduledReported(const queue::UnitKey& key);

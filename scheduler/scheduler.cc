@@ -383,6 +383,14 @@ struct Scheduler::Impl {
   void OnGroupObject(PodInfo::GroupKind kind, const std::shared_ptr<const T>& object) {
     const std::string key = GroupUnitKey(kind, object->meta.namespace_, object->meta.name).ToString();
     const kube::ObjectMeta& meta = object->meta;
+    // A write of the group's status or metadata (copse's own PodGroupScheduled
+    // condition and finalizer: two per gang) leaves metadata.generation as it
+    // is, and the spec with it: only the deletion protection may change.
+    if (meta.generation > 0 && gangs.HasSpecFrom(GroupUnitKey(kind, meta.namespace_, meta.name),
+                                                 meta.uid, meta.generation)) {
+      ReconcileProtection(kind, object);
+      return;
+    }
     Result<GangSpec> spec = object->ToGangSpec();
     if (!spec.ok()) {
       std::cerr << "copse: " << GroupKindName(kind) << " " << object->meta.Key()

@@ -287,6 +287,24 @@ TEST(GangTracker, ReadyGroupsListsExactlyTheGroupsThatMayBeQueued) {
   EXPECT_EQ(ready[0].members.size(), 2u);
 }
 
+// The scheduler skips re-deriving a group's spec for an update of the same
+// object at the same generation (its status or finalizer written); a new
+// generation, another object under the name, or a removed spec is not that.
+TEST(GangTracker, HasSpecFromMatchesTheObjectAndGeneration) {
+  GangTracker tracker;
+  const auto key = GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "default", "g");
+  EXPECT_FALSE(tracker.HasSpecFrom(key, "uid-1", 3));
+  GangSpec spec = Gang("g", 2);
+  spec.uid = "uid-1";
+  spec.generation = 3;
+  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, spec);
+  EXPECT_TRUE(tracker.HasSpecFrom(key, "uid-1", 3));
+  EXPECT_FALSE(tracker.HasSpecFrom(key, "uid-1", 4));
+  EXPECT_FALSE(tracker.HasSpecFrom(key, "uid-2", 3));
+  tracker.RemoveSpec(PodInfo::GroupKind::kWorkloadPodGroup, "default", "g");
+  EXPECT_FALSE(tracker.HasSpecFrom(key, "uid-1", 3));
+}
+
 TEST(GangTracker, CopseAndWorkloadGroupsWithOneNameDoNotCollide) {
   EXPECT_NE(GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "ns", "g"),
             GroupUnitKey(PodInfo::GroupKind::kCopsePodGroup, "ns", "g"));
