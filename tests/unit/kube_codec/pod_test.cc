@@ -749,3 +749,22 @@ TEST(PodCodec, DecoderWithoutRawKeepsTypedFieldsOnly) {
 
 }  // namespace
 }  // namespace copse::kube
+
+namespace copse::kube {
+namespace {
+
+// A decoded object moves (into a Result, into a shared_ptr) without copying
+// its metadata and raw JSON: the moved-from object is left without them.
+TEST(PodCodec, MovingADecodedPodMovesItsMetadataAndRaw) {
+  Pod pod = MustDecode(kRunningPod);
+  ASSERT_FALSE(pod.raw.empty());
+  ASSERT_FALSE(pod.meta.labels.empty());
+  Pod moved = std::move(pod);
+  EXPECT_EQ(moved.raw, kRunningPod);
+  EXPECT_EQ(moved.meta.name, "trainer-7d9f8-abcde");
+  EXPECT_TRUE(pod.raw.empty());          // NOLINT(bugprone-use-after-move): the point of the test
+  EXPECT_TRUE(pod.meta.labels.empty());  // NOLINT(bugprone-use-after-move)
+}
+
+}  // namespace
+}  // namespace copse::kube
