@@ -62,27 +62,23 @@ using Indexers = std::map<std::string, IndexFunction, std::less<>>;
 Decoder UnstructuredDecoder();
 
 // The decoder of a typed object with `static Result<T> T::Decode(std::string_view)`.
-template <typename T>
+// kKeepRaw false drops `raw`: for a cache that only reads the typed fields and
+// never re-encodes an object (the scheduler's pods and nodes), so it does not
+// hold a second copy of every object's JSON.
+template <typename T, bool kKeepRaw = true>
 Decoder TypedDecoder() {
   return [](std::string_view json) -> Result<std::shared_ptr<KubeObject>> {
     Result<T> decoded = T::Decode(json);
     if (!decoded.ok()) return std::move(decoded).error();
-    return std::shared_ptr<KubeObject>(std::make_shared<T>(std::move(decoded).value()));
+    auto object = std::make_shared<T>(std::move(decoded).value());
+    if constexpr (!kKeepRaw) object->raw = std::string();
+    return std::shared_ptr<KubeObject>(std::move(object));
   };
 }
 
-// TypedDecoder without `raw`: for a cache that only reads the typed fields
-// and never re-encodes an object (the scheduler's pods and nodes), so it does
-// not hold a second copy of every object's JSON.
 template <typename T>
 Decoder TypedDecoderWithoutRaw() {
-  return [](std::string_view json) -> Result<std::shared_ptr<KubeObject>> {
-    Result<T> decoded = T::Decode(json);
-    if (!decoded.ok()) return std::move(decoded).error();
-    auto object = std::make_shared<T>(std::move(decoded).value());
-    object->raw = std::string();
-    return std::shared_ptr<KubeObject>(std::move(object));
-  };
+  return TypedDecoder<T, false>();
 }
 
 // An indexed object cache keyed "namespace/name" (or "name" when

@@ -381,13 +381,13 @@ struct Scheduler::Impl {
 
   template <typename T>
   void OnGroupObject(PodInfo::GroupKind kind, const std::shared_ptr<const T>& object) {
-    const std::string key = GroupUnitKey(kind, object->meta.namespace_, object->meta.name).ToString();
     const kube::ObjectMeta& meta = object->meta;
+    const queue::UnitKey unit = GroupUnitKey(kind, meta.namespace_, meta.name);
+    const std::string key = unit.ToString();
     // A write of the group's status or metadata (copse's own PodGroupScheduled
     // condition and finalizer: two per gang) leaves metadata.generation as it
     // is, and the spec with it: only the deletion protection may change.
-    if (meta.generation > 0 && gangs.HasSpecFrom(GroupUnitKey(kind, meta.namespace_, meta.name),
-                                                 meta.uid, meta.generation)) {
+    if (meta.generation > 0 && gangs.HasSpecFrom(unit, meta.uid, meta.generation)) {
       ReconcileProtection(kind, object);
       return;
     }
