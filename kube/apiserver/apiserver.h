@@ -62,6 +62,11 @@ struct Options {
   uint64_t seed = 1;
   // Watches with allowWatchBookmarks=true get a BOOKMARK this often.
   std::chrono::milliseconds bookmark_interval{5000};
+  // A watch stream that has just written waits this long before its next
+  // write, so a burst of events goes out in a few chunks instead of one
+  // write (and one wake-up of the client) per event or two. The first event
+  // after a quiet spell is written at once. 0: write as soon as events come.
+  std::chrono::microseconds watch_write_interval{2000};
 };
 
 class ApiServer {

@@ -36,6 +36,7 @@ namespace {
 
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kMaxBody = 256u << 20;
+constexpr size_t kReadBufferBytes = 16 * 1024;
 constexpr size_t kEventsPerChunk = 4096;
 
 std::string Base64(std::string_view in) {
@@ -199,7 +200,11 @@ asio::awaitable<void> ApiServer::Impl::ServeTls(tcp::socket socket) {
 
 template <typename Stream>
 asio::awaitable<void> ApiServer::Impl::Serve(Stream& stream) {
+  // Beast reads only as much as the buffer's spare capacity (at least 512
+  // bytes): without room, a pipelining client's batch of requests costs a
+  // read per one or two requests, and its responses go out in as many writes.
   beast::flat_buffer buffer;
+  buffer.reserve(kReadBufferBytes);
   std::string head_buffer;
   // Responses held back while the client's next request is already buffered
   // (a pipelining client): written together, one syscall for the batch.
@@ -303,6 +308,7 @@ asio::awaitable<bool> ApiServer::Impl::StreamWatch(Stream& stream, unsigned vers
   const auto deadline =
       session->timeout.count() > 0 ? start + session->timeout : Clock::time_point::max();
   const auto interval = handler->options().bookmark_interval;
+  const auto write_interval = options.watch_write_interval;
   auto next_bookmark = session->bookmarks ? start + interval : Clock::time_point::max();
   std::vector<WatchEvent> events;
   std::string out;
@@ -316,6 +322,7 @@ asio::awaitable<bool> ApiServer::Impl::StreamWatch(Stream& stream, unsigned vers
     }
     events.clear();
     const bool open = session->stream().Take(&events);
+    const bool wrote = !events.empty();
     for (size_t i = 0; i < events.size() || (i == 0 && bookmark_rv != 0); i += kEventsPerChunk) {
       out.clear();
       if (!events.empty()) {
@@ -333,6 +340,13 @@ asio::awaitable<bool> ApiServer::Impl::StreamWatch(Stream& stream, unsigned vers
       if (ec) co_return false;
     }
     if (!open || stopped.load() || Clock::now() >= deadline) break;
+    if (wrote && write_interval.count() > 0) {
+      // Not idle: events arriving now only set `signaled`; they are taken
+      // together once the interval is over.
+      timer->expires_after(write_interval);
+      co_await timer->async_wait(kTuple);
+      if (stopped.load()) break;
+    }
     if (signaled->exchange(false)) continue;
     idle->store(true);
     if (signaled->load()) {  // a notify between the check above and going idle

@@ -156,6 +156,9 @@ WatchReader::~WatchReader() {
 
 void WatchReader::ReadLoop() {
   std::string pending;
+  size_t chunk = 0;
+  auto on_chunk_header = [&](std::uint64_t, std::string_view, beast::error_code&) { ++chunk; };
+  conn_->parser.on_chunk_header(on_chunk_header);
   auto on_chunk = [&](std::uint64_t, std::string_view body, beast::error_code&) -> std::size_t {
     pending.append(body);
     size_t start = 0;
@@ -170,7 +173,10 @@ void WatchReader::ReadLoop() {
     pending.erase(0, start);
     if (!parsed.empty()) {
       std::lock_guard<std::mutex> lock(mu_);
-      for (auto& e : parsed) events_.push_back(std::move(e));
+      for (auto& e : parsed) {
+        events_.push_back(std::move(e));
+        event_chunks_.push_back(chunk);
+      }
       cv_.notify_all();
     }
     return body.size();
@@ -194,6 +200,7 @@ void WatchReader::ReadLoop() {
       rest.remove_prefix(pos + 1);
       std::lock_guard<std::mutex> lock(mu_);
       events_.push_back(std::move(event));
+      event_chunks_.push_back(0);
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -202,11 +209,19 @@ void WatchReader::ReadLoop() {
 }
 
 std::optional<nlohmann::json> WatchReader::Next(std::chrono::milliseconds timeout) {
+  auto event = NextWithChunk(timeout);
+  if (!event) return std::nullopt;
+  return std::move(event->first);
+}
+
+std::optional<std::pair<nlohmann::json, size_t>> WatchReader::NextWithChunk(
+    std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait_for(lock, timeout, [&] { return !events_.empty() || ended_; });
   if (events_.empty()) return std::nullopt;
-  auto event = std::move(events_.front());
+  std::pair<nlohmann::json, size_t> event{std::move(events_.front()), event_chunks_.front()};
   events_.pop_front();
+  event_chunks_.pop_front();
   return event;
 }
 

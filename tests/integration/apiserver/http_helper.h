@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -71,6 +72,10 @@ class WatchReader {
   // The next event, or nullopt when none arrives before the timeout or the
   // stream ended.
   std::optional<nlohmann::json> Next(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Next() with the number of the HTTP chunk the event ended in (1 for the
+  // stream's first chunk): events written together share it.
+  std::optional<std::pair<nlohmann::json, size_t>> NextWithChunk(
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   // True once the server ended the stream and every event was taken.
   bool WaitEnded(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
@@ -83,6 +88,7 @@ class WatchReader {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<nlohmann::json> events_;
+  std::deque<size_t> event_chunks_;  // parallel to events_
   bool ended_ = false;
   bool parse_ = true;
 };

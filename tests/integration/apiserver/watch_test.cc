@@ -1,6 +1,8 @@
 // Watches: initial state, live events, resume, 410 Gone, selectors,
 // bookmarks, timeouts, CloseWatches; and the node simulator.
 
+#include <set>
+
 #include "kube/apiserver/node_simulator.h"
 #include "tests/integration/apiserver/test_util.h"
 
@@ -50,6 +52,37 @@ TEST_F(ApiServerTest, WatchInitialLiveAndResume) {
   auto e = legacy.Next();
   ASSERT_TRUE(e);
   EXPECT_EQ((*e)["object"]["metadata"]["name"], "w1");
+}
+
+// A stream that has just written holds what comes next for
+// watch_write_interval, then writes it together: a burst of changes is a
+// few chunks, not one write (and one client wake-up) per event.
+TEST_F(ApiServerTest, WatchWritesEventsThatFollowAWriteTogether) {
+  server_.reset();
+  Options options;
+  options.watch_write_interval = std::chrono::milliseconds(300);
+  StartServer(options);
+  WatchReader watch(port(), std::string(kPods) + "?watch=true");
+  ASSERT_EQ(watch.status(), 200);
+  ASSERT_TRUE(store().Create(resources::kPods, "default", MakePod("first").dump()).ok());
+  auto first = watch.NextWithChunk();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->first["object"]["metadata"]["name"], "first");
+  // Created within the interval that follows the first write.
+  for (const char* name : {"b", "c", "d"}) {
+    ASSERT_TRUE(store().Create(resources::kPods, "default", MakePod(name).dump()).ok());
+  }
+  std::vector<std::string> names;
+  std::set<size_t> chunks;
+  for (int i = 0; i < 3; ++i) {
+    auto e = watch.NextWithChunk();
+    ASSERT_TRUE(e);
+    names.push_back(e->first["object"]["metadata"]["name"]);
+    chunks.insert(e->second);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"b", "c", "d"}));
+  ASSERT_EQ(chunks.size(), 1u) << "the held events were written in separate chunks";
+  EXPECT_GT(*chunks.begin(), first->second);
 }
 
 TEST_F(ApiServerTest, WatchGoneWhenHistoryTrimmed) {
