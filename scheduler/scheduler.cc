@@ -62,6 +62,9 @@ struct Scheduler::Impl {
   std::vector<std::unique_ptr<plugins::Framework>> frameworks;
   std::unique_ptr<queue::SchedulingQueue> queue;
   std::unique_ptr<Cache> cache;
+  // The writer's own I/O thread (SchedulerOptions::write_thread); declared
+  // before the writer, so it outlives the writer's final Drain.
+  std::unique_ptr<kube::IoThread> write_io;
   std::unique_ptr<ApiWriter> writer;
   std::unique_ptr<Snapshot> snapshot;
   plugins::Workspace workspace;
@@ -1375,7 +1378,14 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
   ApiWriterOptions wo;
   wo.component = impl->frameworks.front()->scheduler_name();
   wo.record_events = options.record_events;
-  impl->writer = std::make_unique<ApiWriter>(client, wo);
+  std::shared_ptr<kube::Client> write_client = client;
+  if (options.write_thread) {
+    impl->write_io = std::make_unique<kube::IoThread>(1);
+    auto created = kube::Client::Create(client->config(), impl->write_io->executor());
+    if (!created.ok()) return created.error();
+    write_client = std::move(created).value();
+  }
+  impl->writer = std::make_unique<ApiWriter>(std::move(write_client), wo);
   impl->snapshot = std::make_unique<Snapshot>(impl->resource_names);
   const uint64_t seed = options.seed != 0 ? options.seed : std::random_device{}();
   impl->random = std::make_unique<plugins::Mt19937Random>(seed);

@@ -85,6 +85,13 @@ struct SchedulerOptions {
   // Reuse a pod class's filter pass for consecutive pods (step 4).
   bool batch_pod_classes = true;
   bool record_events = true;
+  // Binds, status patches, evictions and events go through a client of their
+  // own (the same ClientConfig) on a dedicated I/O thread: binds then leave
+  // while the informers' thread decodes the confirmations of earlier ones,
+  // instead of queueing behind them. The writes' client has its own
+  // client-side rate limit (ClientConfig::qps). false: they share the given
+  // client.
+  bool write_thread = true;
   uint64_t seed = 0;  // 0: random
   std::shared_ptr<const Clock> clock;  // default RealClock
   // Prometheus metrics to update (attempts, durations, pending pods,

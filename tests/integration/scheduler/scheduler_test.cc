@@ -413,5 +413,32 @@ TEST(SchedulerIntegration, SchedulingGatesHoldPodsUntilRemoved) {
   }));
 }
 
+// SchedulerOptions::write_thread false: binds and status writes share the
+// informers' client and I/O threads (every other test uses the default, a
+// client of their own on a dedicated thread).
+TEST(SchedulerIntegration, WritesOnTheInformersClientStillBind) {
+  Cluster cluster;
+  NodeSpec node;
+  node.name = "n";
+  cluster.Create(kNodes, "", NodeJson(node));
+  SchedulerOptions options;
+  options.write_thread = false;
+  cluster.StartScheduler(options);
+  for (int i = 0; i < 3; ++i) {
+    PodSpecOptions p;
+    p.name = "shared-" + std::to_string(i);
+    cluster.Create(kPods, "default", PodJson(p));
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    for (int i = 0; i < 3; ++i) {
+      auto pod = cluster.GetPod("default", "shared-" + std::to_string(i));
+      if (!pod.has_value() || pod->spec.node_name != "n") return false;
+    }
+    return true;
+  }));
+  // Each bind's completion reaches the loop too.
+  EXPECT_TRUE(WaitUntil([&] { return cluster.scheduler()->stats().bound == 3u; }));
+}
+
 }  // namespace
 }  // namespace copse::scheduler::testing
