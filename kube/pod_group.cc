@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/json_text.h"
 #include "kube/codec_json.h"
 
 namespace copse::kube {
@@ -227,23 +228,51 @@ TopologyConstraint ToConstraint(const std::optional<CopseTopologyConstraint>& c)
   return TopologyConstraint{c->topology, c->required_topology_level, c->preferred_topology_level};
 }
 
-Json ConditionsJson(const std::vector<Condition>& conditions) {
-  Json list = Json::array();
-  for (const Condition& condition : conditions) {
-    Json j = Json::object();
-    codec::OverlayCondition(j, condition, nullptr);
-    list.push_back(std::move(j));
-  }
-  return list;
+// Status patches are written as text (one per scheduled gang, so a hot
+// path): the fields codec::OverlayCondition writes, empty ones left out.
+void AppendField(std::string& out, std::string_view key, std::string_view value) {
+  if (value.empty()) return;
+  out += ",\"";
+  out += key;
+  out += "\":";
+  AppendJsonString(out, value);
 }
 
-std::string WrapStatusPatch(Json status, std::string_view resource_version) {
-  Json patch = Json::object();
-  if (!resource_version.empty()) {
-    patch["metadata"]["resourceVersion"] = std::string(resource_version);
+void AppendConditions(std::string& out, const std::vector<Condition>& conditions) {
+  out += "\"conditions\":[";
+  for (size_t i = 0; i < conditions.size(); ++i) {
+    const Condition& c = conditions[i];
+    if (i > 0) out += ',';
+    out += "{\"type\":";
+    AppendJsonString(out, c.type);
+    out += ",\"status\":";
+    AppendJsonString(out, c.status);
+    if (c.observed_generation.has_value()) {
+      out += ",\"observedGeneration\":";
+      out += std::to_string(*c.observed_generation);
+    }
+    AppendField(out, "lastProbeTime", c.last_probe_time);
+    AppendField(out, "lastHeartbeatTime", c.last_heartbeat_time);
+    AppendField(out, "lastTransitionTime", c.last_transition_time);
+    AppendField(out, "reason", c.reason);
+    AppendField(out, "message", c.message);
+    out += '}';
   }
-  patch["status"] = std::move(status);
-  return patch.dump();
+  out += ']';
+}
+
+// {"metadata":{"resourceVersion":...},"status":{<fields>}}
+std::string StatusPatchHead(std::string_view resource_version) {
+  std::string out;
+  out.reserve(512);
+  out += '{';
+  if (!resource_version.empty()) {
+    out += "\"metadata\":{\"resourceVersion\":";
+    AppendJsonString(out, resource_version);
+    out += "},";
+  }
+  out += "\"status\":{";
+  return out;
 }
 
 std::string JoinErrors(const std::vector<std::string>& errors) {
@@ -277,9 +306,10 @@ Result<GangSpec> PodGroup::ToGangSpec() const {
 }
 
 std::string PodGroup::StatusPatch(const PodGroupStatus& status, std::string_view resource_version) {
-  Json j = Json::object();
-  j["conditions"] = ConditionsJson(status.conditions);
-  return WrapStatusPatch(std::move(j), resource_version);
+  std::string out = StatusPatchHead(resource_version);
+  AppendConditions(out, status.conditions);
+  out += "}}";
+  return out;
 }
 
 Result<PodGroup> PodGroup::Decode(std::string_view json) {
@@ -372,21 +402,33 @@ Result<GangSpec> CopsePodGroup::ToGangSpec() const {
 
 std::string CopsePodGroup::StatusPatch(const CopsePodGroupStatus& status,
                                        std::string_view resource_version) {
-  Json j = Json::object();
-  j["phase"] = status.phase.empty() ? Json(nullptr) : Json(status.phase);
-  j["conditions"] = ConditionsJson(status.conditions);
-  j["scheduled"] = status.scheduled;
-  j["ready"] = status.ready;
-  Json groups = Json::array();
-  for (const CopseSubGroupStatus& group : status.sub_groups) {
-    Json g = Json::object();
-    OverlaySubGroupStatus(g, group, nullptr, Emit::kAlways);
-    groups.push_back(std::move(g));
+  // Every field is written (null clears one): a merge patch leaves out what
+  // it does not name, and this patch carries the whole status.
+  std::string out = StatusPatchHead(resource_version);
+  out += "\"phase\":";
+  if (status.phase.empty()) {
+    out += "null";
+  } else {
+    AppendJsonString(out, status.phase);
   }
-  j["subGroups"] = std::move(groups);
-  j["observedGeneration"] =
-      status.observed_generation.has_value() ? Json(*status.observed_generation) : Json(nullptr);
-  return WrapStatusPatch(std::move(j), resource_version);
+  out += ',';
+  AppendConditions(out, status.conditions);
+  out += ",\"scheduled\":" + std::to_string(status.scheduled);
+  out += ",\"ready\":" + std::to_string(status.ready);
+  out += ",\"subGroups\":[";
+  for (size_t i = 0; i < status.sub_groups.size(); ++i) {
+    const CopseSubGroupStatus& group = status.sub_groups[i];
+    if (i > 0) out += ',';
+    out += "{\"name\":";
+    AppendJsonString(out, group.name);
+    out += ",\"scheduled\":" + std::to_string(group.scheduled);
+    out += ",\"ready\":" + std::to_string(group.ready) + "}";
+  }
+  out += "],\"observedGeneration\":";
+  out += status.observed_generation.has_value() ? std::to_string(*status.observed_generation)
+                                                : std::string("null");
+  out += "}}";
+  return out;
 }
 
 Result<CopsePodGroup> CopsePodGroup::Decode(std::string_view json) {

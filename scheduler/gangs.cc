@@ -43,7 +43,7 @@ GangTracker::Decision GangTracker::EvaluateLocked(const queue::UnitKey& key, Gro
   };
   const std::string what =
       std::string(GroupKindName(group.kind)) + " \"" + group.ns + "/" + group.name + "\"";
-  if (!group.spec.has_value()) {
+  if (!group.spec) {
     d.readiness = Readiness::kMissingSpec;
     d.message = what + " does not exist; the pod waits until it is created";
     waiting();
@@ -72,7 +72,7 @@ GangTracker::Decision GangTracker::SetSpec(PodInfo::GroupKind kind, GangSpec spe
   std::lock_guard lock(mu_);
   const queue::UnitKey key = GroupUnitKey(kind, spec.namespace_, spec.name);
   Group& group = GroupFor(kind, spec.namespace_, spec.name);
-  group.spec = std::move(spec);
+  group.spec = std::make_shared<const GangSpec>(std::move(spec));
   return EvaluateLocked(key, group);
 }
 
@@ -114,7 +114,7 @@ GangTracker::Decision GangTracker::Remove(const PodInfo& pod) {
   group.pending.erase(pod.uid);
   group.bound.erase(pod.uid);
   Decision d = EvaluateLocked(key, group);
-  if (!group.spec.has_value() && group.pending.empty() && group.bound.empty()) {
+  if (!group.spec && group.pending.empty() && group.bound.empty()) {
     groups_.erase(key.ToString());
   }
   return d;
@@ -142,10 +142,10 @@ std::vector<GangTracker::Decision> GangTracker::ReadyGroups() {
   return out;
 }
 
-std::optional<GangSpec> GangTracker::Spec(const queue::UnitKey& key) const {
+std::shared_ptr<const GangSpec> GangTracker::Spec(const queue::UnitKey& key) const {
   std::lock_guard lock(mu_);
   auto it = groups_.find(key.ToString());
-  if (it == groups_.end()) return std::nullopt;
+  if (it == groups_.end()) return nullptr;
   return it->second.spec;
 }
 
@@ -153,7 +153,7 @@ bool GangTracker::HasSpecFrom(const queue::UnitKey& key, std::string_view uid,
                               int64_t generation) const {
   std::lock_guard lock(mu_);
   auto it = groups_.find(key.ToString());
-  return it != groups_.end() && it->second.spec.has_value() && it->second.spec->uid == uid &&
+  return it != groups_.end() && it->second.spec != nullptr && it->second.spec->uid == uid &&
          it->second.spec->generation == generation;
 }
 

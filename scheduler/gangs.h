@@ -51,7 +51,9 @@ class GangTracker {
   };
 
   struct GroupInfo {
-    std::optional<GangSpec> spec;
+    // Shared with the tracker (a spec is replaced whole, never changed in
+    // place): handing it out is a reference count, not a copy.
+    std::shared_ptr<const GangSpec> spec;
     PodInfo::GroupKind kind = PodInfo::GroupKind::kNone;
     size_t pending = 0;
     size_t bound = 0;
@@ -71,7 +73,7 @@ class GangTracker {
   // tracker against the queue).
   std::vector<Decision> ReadyGroups();
 
-  std::optional<GangSpec> Spec(const queue::UnitKey& key) const;
+  std::shared_ptr<const GangSpec> Spec(const queue::UnitKey& key) const;
   // Whether the group's spec was set from this object (uid) at this
   // metadata.generation: an update of its status or metadata changes nothing.
   bool HasSpecFrom(const queue::UnitKey& key, std::string_view uid, int64_t generation) const;
@@ -84,7 +86,7 @@ class GangTracker {
 
  private:
   struct Group {
-    std::optional<GangSpec> spec;
+    std::shared_ptr<const GangSpec> spec;
     PodInfo::GroupKind kind = PodInfo::GroupKind::kNone;
     std::string ns;
     std::string name;

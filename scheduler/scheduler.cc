@@ -858,7 +858,7 @@ struct Scheduler::Impl {
   void WriteGroupStatus(const queue::UnitKey& key, bool scheduled, std::string_view reason,
                         const std::string& message) {
     const GangTracker::GroupInfo info = gangs.Info(key);
-    if (!info.spec.has_value()) return;
+    if (!info.spec) return;
     // KEP-4671: once PodGroupScheduled is True it stays True. The informer's
     // copy may not show our True write yet, so the tracker's flag decides.
     if (!scheduled && info.scheduled_reported) return;
@@ -947,7 +947,7 @@ struct Scheduler::Impl {
 
   void UpdateProtection(const queue::UnitKey& key, bool protect) {
     const GangTracker::GroupInfo info = gangs.Info(key);
-    if (!info.spec.has_value()) return;
+    if (!info.spec) return;
     if (info.kind == PodInfo::GroupKind::kWorkloadPodGroup && pod_group_informer) {
       SetProtection(pod_group_informer->Get(info.spec->namespace_, info.spec->name),
                     kube::resources::kPodGroups, protect);
@@ -979,7 +979,7 @@ struct Scheduler::Impl {
     }
     ApplyDecision(gangs.MarkBound(pod));
     const GangTracker::GroupInfo info = gangs.Info(key);
-    if (!info.spec.has_value()) return;
+    if (!info.spec) return;
     const size_t required = static_cast<size_t>(
         std::max(1, info.spec->IsGang() ? info.spec->RequiredPods(kRootGroup) : 1));
     if (info.bound >= required && gangs.MarkScheduledReported(key)) {
@@ -996,7 +996,7 @@ struct Scheduler::Impl {
 
   void WriteScheduledStatus(const queue::UnitKey& key) {
     const GangTracker::GroupInfo info = gangs.Info(key);
-    if (!info.spec.has_value()) return;
+    if (!info.spec) return;
     const size_t required = static_cast<size_t>(
         std::max(1, info.spec->IsGang() ? info.spec->RequiredPods(kRootGroup) : 1));
     WriteGroupStatus(key, true, kube::kReasonScheduled,
@@ -1040,7 +1040,7 @@ struct Scheduler::Impl {
     const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
     VictimGroup g;
     g.key = key.ToString();
-    if (std::optional<GangSpec> spec = gangs.Spec(key)) {
+    if (std::shared_ptr<const GangSpec> spec = gangs.Spec(key)) {
       g.all_or_nothing = spec->disruption_mode == DisruptionMode::kPodGroup ||
                          spec->preemptibility == Preemptibility::kNonPreemptible;
     }
@@ -1050,7 +1050,7 @@ struct Scheduler::Impl {
   void ScheduleGroupUnit(const queue::PoppedUnit& unit) {
     const queue::UnitKey key = unit.key();
     const GangTracker::GroupInfo info = gangs.Info(key);
-    if (!info.spec.has_value()) {
+    if (!info.spec) {
       queue->Done(key);
       return;
     }

@@ -430,7 +430,7 @@ TEST(PodGroupStatus, ScheduledConditionIsStickyAndPatchCarriesTheWholeList) {
   disruption.type = std::string(kDisruptionTarget);
   disruption.status = "True";
   disruption.reason = std::string(kReasonPreemptionByScheduler);
-  disruption.message = "preempted";
+  disruption.message = "preempted by \"gang-a\"\n\tfor 2 pods";
   disruption.last_transition_time = "2025-01-01T00:03:00Z";
   EXPECT_TRUE(SetCondition(conditions, disruption));
   EXPECT_FALSE(SetCondition(conditions, disruption));
@@ -447,6 +447,8 @@ TEST(PodGroupStatus, ScheduledConditionIsStickyAndPatchCarriesTheWholeList) {
                                                     {"lastTransitionTime", "2025-01-01T00:01:00Z"},
                                                     {"observedGeneration", 1}}));
   EXPECT_EQ(patch["status"]["conditions"][1]["type"], "DisruptionTarget");
+  // Written as text: quotes and control characters are escaped.
+  EXPECT_EQ(patch["status"]["conditions"][1]["message"], disruption.message);
   EXPECT_FALSE(json::parse(PodGroup::StatusPatch(status)).contains("metadata"));
 }
 
