@@ -46,11 +46,20 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
   std::condition_variable idle;
   size_t in_flight = 0;
   size_t events_in_flight = 0;
+  // An event is queued as its fields and written out as JSON only when it
+  // is sent (on the writes' I/O thread while binds hold events back, not on
+  // the loop that records it).
   struct PendingEvent {
-    std::string ns;
-    std::string body;
+    std::string api_version;
+    std::string kind;
+    PodId object;
+    std::string type;
+    std::string reason;
+    std::string message;
+    std::chrono::system_clock::time_point at;
     std::chrono::steady_clock::time_point queued_at;
   };
+  std::string EventBody(const PendingEvent& e) const;
   std::deque<PendingEvent> event_queue;
   struct PendingBind {
     PodId pod;
@@ -130,12 +139,13 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
     const auto now = std::chrono::steady_clock::now();
     while (events_in_flight < options.max_events_in_flight && !event_queue.empty() &&
            EventMayGoLocked(now)) {
-      std::string ns = std::move(event_queue.front().ns);
-      std::string body = std::move(event_queue.front().body);
+      PendingEvent event = std::move(event_queue.front());
       event_queue.pop_front();
       ++events_in_flight;
       ++in_flight;
       lock.unlock();
+      std::string ns = event.object.namespace_name;
+      std::string body = EventBody(event);
       auto self = shared_from_this();
       net::co_spawn(
           client->executor(),
@@ -371,50 +381,57 @@ void ApiWriter::RecordPodEvent(const PodId& pod, std::string_view type, std::str
 void ApiWriter::RecordEvent(std::string api_version, std::string kind, PodId object,
                             std::string_view type, std::string_view reason, std::string message) {
   if (!impl_->options.record_events) return;
-  const std::string now = FormatRfc3339(std::chrono::system_clock::now());
-  // A core/v1 Event as kube's recorder writes it, as text (a JSON DOM built
-  // and dumped per event was a few percent of all CPU in a burst).
-  std::string body;
-  body.reserve(448 + message.size());
-  body += R"({"apiVersion":"v1","kind":"Event","metadata":{"name":)";
-  AppendJsonString(body, EventName(object.name));
-  body += R"(,"namespace":)";
-  AppendJsonString(body, object.namespace_name);
-  body += R"(},"involvedObject":{"apiVersion":)";
-  AppendJsonString(body, api_version);
-  body += R"(,"kind":)";
-  AppendJsonString(body, kind);
-  body += R"(,"namespace":)";
-  AppendJsonString(body, object.namespace_name);
-  body += R"(,"name":)";
-  AppendJsonString(body, object.name);
-  body += R"(,"uid":)";
-  AppendJsonString(body, object.uid);
-  body += R"(},"reason":)";
-  AppendJsonString(body, reason);
-  body += R"(,"message":)";
-  AppendJsonString(body, message);
-  body += R"(,"type":)";
-  AppendJsonString(body, type);
-  body += R"(,"source":{"component":)";
-  AppendJsonString(body, impl_->options.component);
-  body += R"(},"reportingComponent":)";
-  AppendJsonString(body, impl_->options.component);
-  body += R"(,"firstTimestamp":")";
-  body += now;
-  body += R"(","lastTimestamp":")";
-  body += now;
-  body += R"(","count":1})";
+  Impl::PendingEvent event{std::move(api_version), std::move(kind),     std::move(object),
+                           std::string(type),      std::string(reason), std::move(message),
+                           std::chrono::system_clock::now(), std::chrono::steady_clock::now()};
   {
     std::lock_guard lock(impl_->mu);
     if (impl_->event_queue.size() >= impl_->options.max_queued_events) {
       ++impl_->stats.events_dropped;
       return;
     }
-    impl_->event_queue.push_back(
-        {object.namespace_name, std::move(body), std::chrono::steady_clock::now()});
+    impl_->event_queue.push_back(std::move(event));
   }
   impl_->PumpEvents();
+}
+
+// A core/v1 Event as kube's recorder writes it, as text (a JSON DOM built and
+// dumped per event was a few percent of all CPU in a burst). Its timestamps
+// are the time it was recorded.
+std::string ApiWriter::Impl::EventBody(const PendingEvent& e) const {
+  const std::string at = FormatRfc3339(e.at);
+  std::string body;
+  body.reserve(448 + e.message.size());
+  body += R"({"apiVersion":"v1","kind":"Event","metadata":{"name":)";
+  AppendJsonString(body, EventName(e.object.name));
+  body += R"(,"namespace":)";
+  AppendJsonString(body, e.object.namespace_name);
+  body += R"(},"involvedObject":{"apiVersion":)";
+  AppendJsonString(body, e.api_version);
+  body += R"(,"kind":)";
+  AppendJsonString(body, e.kind);
+  body += R"(,"namespace":)";
+  AppendJsonString(body, e.object.namespace_name);
+  body += R"(,"name":)";
+  AppendJsonString(body, e.object.name);
+  body += R"(,"uid":)";
+  AppendJsonString(body, e.object.uid);
+  body += R"(},"reason":)";
+  AppendJsonString(body, e.reason);
+  body += R"(,"message":)";
+  AppendJsonString(body, e.message);
+  body += R"(,"type":)";
+  AppendJsonString(body, e.type);
+  body += R"(,"source":{"component":)";
+  AppendJsonString(body, options.component);
+  body += R"(},"reportingComponent":)";
+  AppendJsonString(body, options.component);
+  body += R"(,"firstTimestamp":")";
+  body += at;
+  body += R"(","lastTimestamp":")";
+  body += at;
+  body += R"(","count":1})";
+  return body;
 }
 
 bool ApiWriter::Drain(std::chrono::milliseconds timeout) {
