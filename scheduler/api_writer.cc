@@ -4,6 +4,7 @@
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -127,16 +128,49 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
     });
   }
 
-  // Whether the oldest queued event may go now: binding is idle, or it has
-  // waited long enough.
+  // When a bind was last queued or finished.
+  std::chrono::steady_clock::time_point last_bind_activity{};
+  // Wakes PumpEvents when the quiet spell events wait for is over.
+  std::unique_ptr<net::steady_timer> event_timer;
+  bool event_timer_armed = false;
+
+  // Whether the oldest queued event may go now: binding has been idle for
+  // event_quiet, or the event has waited max_event_defer.
   bool EventMayGoLocked(std::chrono::steady_clock::time_point now) const {
-    if (binds_in_flight == 0 && bind_queue.empty()) return true;
+    if (binds_in_flight == 0 && bind_queue.empty() &&
+        now - last_bind_activity >= options.event_quiet) {
+      return true;
+    }
     return now - event_queue.front().queued_at >= options.max_event_defer;
+  }
+
+  // Events held back while binding is idle but not yet quiet: look again
+  // when the quiet spell would be over (nothing else may call PumpEvents).
+  void ArmEventTimerLocked(std::chrono::steady_clock::time_point now) {
+    if (event_timer_armed || event_queue.empty() || binds_in_flight != 0 || !bind_queue.empty()) {
+      return;
+    }
+    if (!event_timer) event_timer = std::make_unique<net::steady_timer>(client->executor());
+    event_timer_armed = true;
+    ++in_flight;  // Drain waits for the events the timer will send
+    event_timer->expires_at(std::max(now, last_bind_activity + options.event_quiet));
+    event_timer->async_wait([self = shared_from_this()](boost::system::error_code) {
+      {
+        std::lock_guard lock(self->mu);
+        self->event_timer_armed = false;
+        if (--self->in_flight == 0) self->idle.notify_all();
+      }
+      self->PumpEvents();
+    });
   }
 
   void PumpEvents() {
     std::unique_lock lock(mu);
     const auto now = std::chrono::steady_clock::now();
+    if (!event_queue.empty() && events_in_flight < options.max_events_in_flight &&
+        !EventMayGoLocked(now)) {
+      ArmEventTimerLocked(now);
+    }
     while (events_in_flight < options.max_events_in_flight && !event_queue.empty() &&
            EventMayGoLocked(now)) {
       PendingEvent event = std::move(event_queue.front());
@@ -219,6 +253,7 @@ void ApiWriter::Impl::PumpBinds() {
                     {
                       std::lock_guard lock(self->mu);
                       --self->binds_in_flight;
+                      self->last_bind_activity = std::chrono::steady_clock::now();
                       if (--self->in_flight == 0) self->idle.notify_all();
                     }
                     self->PumpBinds();
@@ -233,6 +268,7 @@ void ApiWriter::Bind(PodId pod, std::string node, std::function<void(Status)> do
   {
     std::lock_guard lock(impl_->mu);
     ++impl_->in_flight;
+    impl_->last_bind_activity = std::chrono::steady_clock::now();
     impl_->bind_queue.push_back({std::move(pod), std::move(node), std::move(done)});
   }
   impl_->PumpBinds();

@@ -11,9 +11,11 @@
 //   - Events are best effort, as in Kubernetes: at most `max_events_in_flight`
 //     requests at once, at most `max_queued_events` waiting; beyond that they
 //     are dropped and counted. They yield to binds: an event is sent only
-//     while no bind is in flight or queued, or once it has waited
-//     `max_event_defer` (so a steady stream of binds delays events by at
-//     most that). During a burst the API server's time goes to binding.
+//     once no bind has been queued, in flight or finished for `event_quiet`
+//     (binds come in waves, one per cycle: a gap between two waves is not
+//     the end of a burst), or once it has waited `max_event_defer` (so a
+//     steady stream of binds delays events by at most that). During a burst
+//     the API server's time goes to binding.
 //   - At most `max_binds_in_flight` binds are sent at once; the others wait
 //     in FIFO order inside the writer, and a bind's timeout starts when it is
 //     sent (a burst of thousands of binds must not time out in the client's
@@ -47,6 +49,7 @@ struct ApiWriterOptions {
   size_t max_events_in_flight = 8;
   size_t max_queued_events = 10'000;
   std::chrono::milliseconds max_event_defer{1'000};
+  std::chrono::milliseconds event_quiet{20};
   bool record_events = true;
   std::chrono::milliseconds bind_timeout{30'000};
   size_t max_binds_in_flight = 128;

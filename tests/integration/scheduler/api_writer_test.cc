@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -91,6 +93,50 @@ TEST_F(ApiWriterIntegration, BindsBeyondTheCapWaitInOrderAndAllComplete) {
     EXPECT_LE(static_cast<size_t>(order[pos]), pos + kCap) << "bind " << order[pos];
   }
   for (const kube::Pod& pod : cluster_.Pods()) EXPECT_EQ(pod.spec.node_name, "n") << pod.meta.name;
+}
+
+// Binds come in waves (one per cycle): events wait for binding to be quiet
+// for event_quiet, not for the first moment no bind is outstanding, so a
+// wave that follows within that time goes before them.
+TEST_F(ApiWriterIntegration, EventsWaitForBindingToBeQuiet) {
+  constexpr int kPods = 10;
+  const std::vector<PodId> ids = NodeAndPods(kPods);
+  ASSERT_EQ(ids.size(), static_cast<size_t>(kPods));
+  auto client = Client();
+  ASSERT_NE(client, nullptr);
+  ApiWriterOptions options;
+  options.event_quiet = std::chrono::milliseconds(500);
+  options.max_event_defer = std::chrono::hours(1);
+  ApiWriter writer(client, options);
+  for (int i = 0; i < kPods / 2; ++i) {
+    writer.Bind(ids[static_cast<size_t>(i)], "n", [](Status) {});
+    writer.RecordPodEvent(ids[static_cast<size_t>(i)], "Normal", "Scheduled", "first wave");
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (writer.stats().binds_ok < kPods / 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  ASSERT_EQ(writer.stats().binds_ok, static_cast<uint64_t>(kPods / 2));
+  // Binding is idle now; the second wave comes within the quiet time.
+  for (int i = kPods / 2; i < kPods; ++i) writer.Bind(ids[static_cast<size_t>(i)], "n", [](Status) {});
+  ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
+  EXPECT_EQ(writer.stats().events_sent, static_cast<uint64_t>(kPods / 2));
+
+  uint64_t last_bind_rv = 0;
+  for (int i = 0; i < kPods; ++i) {
+    auto pod = cluster_.store().Get(kube::resources::kPods, "default", "p-" + std::to_string(i));
+    ASSERT_TRUE(pod.ok());
+    ASSERT_EQ((*pod)->node_name, "n");
+    last_bind_rv = std::max(last_bind_rv, (*pod)->rv);
+  }
+  kube::apiserver::ListOptions list;
+  list.ns = "default";
+  auto events = cluster_.store().List(kube::resources::kEvents, list);
+  ASSERT_TRUE(events.ok());
+  ASSERT_EQ(events->items.size(), static_cast<size_t>(kPods / 2));
+  for (const auto& event : events->items) {
+    EXPECT_GT(event->rv, last_bind_rv) << event->name << " was written between two waves of binds";
+  }
 }
 
 // Events recorded while binds are outstanding are written only after those
