@@ -5,11 +5,12 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
-
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "kube/client.h"
@@ -47,6 +48,32 @@ class ApiWriterIntegration : public ::testing::Test {
     auto client = kube::Client::Create(config, io_.executor());
     EXPECT_TRUE(client.ok()) << client.error().ToString();
     return client.ok() ? *client : nullptr;
+  }
+
+  // The resourceVersion of each pod's bind, by pod index (pods bound to "n").
+  std::vector<uint64_t> BindRvs(int pods) {
+    std::vector<uint64_t> rvs(static_cast<size_t>(pods), 0);
+    for (int i = 0; i < pods; ++i) {
+      auto pod = cluster_.store().Get(kube::resources::kPods, "default", "p-" + std::to_string(i));
+      EXPECT_TRUE(pod.ok() && (*pod)->node_name == "n") << "p-" << i << " is not bound to n";
+      if (pod.ok()) rvs[static_cast<size_t>(i)] = (*pod)->rv;
+    }
+    return rvs;
+  }
+  // (pod index, resourceVersion) of every Event in "default"; events are
+  // named "<pod>.<suffix>".
+  std::vector<std::pair<int, uint64_t>> EventRvs() {
+    kube::apiserver::ListOptions list;
+    list.ns = "default";
+    auto events = cluster_.store().List(kube::resources::kEvents, list);
+    EXPECT_TRUE(events.ok());
+    std::vector<std::pair<int, uint64_t>> out;
+    if (!events.ok()) return out;
+    for (const auto& event : events->items) {
+      const std::string pod = event->name.substr(0, event->name.find('.'));
+      out.emplace_back(std::stoi(pod.substr(2)), event->rv);
+    }
+    return out;
   }
 
   Cluster cluster_{{}, /*start_simulator=*/false};
@@ -122,20 +149,12 @@ TEST_F(ApiWriterIntegration, EventsWaitForBindingToBeQuiet) {
   ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
   EXPECT_EQ(writer.stats().events_sent, static_cast<uint64_t>(kPods / 2));
 
-  uint64_t last_bind_rv = 0;
-  for (int i = 0; i < kPods; ++i) {
-    auto pod = cluster_.store().Get(kube::resources::kPods, "default", "p-" + std::to_string(i));
-    ASSERT_TRUE(pod.ok());
-    ASSERT_EQ((*pod)->node_name, "n");
-    last_bind_rv = std::max(last_bind_rv, (*pod)->rv);
-  }
-  kube::apiserver::ListOptions list;
-  list.ns = "default";
-  auto events = cluster_.store().List(kube::resources::kEvents, list);
-  ASSERT_TRUE(events.ok());
-  ASSERT_EQ(events->items.size(), static_cast<size_t>(kPods / 2));
-  for (const auto& event : events->items) {
-    EXPECT_GT(event->rv, last_bind_rv) << event->name << " was written between two waves of binds";
+  const std::vector<uint64_t> bind_rv = BindRvs(kPods);
+  const uint64_t last_bind_rv = *std::max_element(bind_rv.begin(), bind_rv.end());
+  const auto events = EventRvs();
+  ASSERT_EQ(events.size(), static_cast<size_t>(kPods / 2));
+  for (const auto& [i, rv] : events) {
+    EXPECT_GT(rv, last_bind_rv) << "the event of p-" << i << " was written between two waves of binds";
   }
 }
 
@@ -160,25 +179,11 @@ TEST_F(ApiWriterIntegration, EventsWaitForOutstandingBinds) {
   EXPECT_EQ(writer.stats().binds_ok, static_cast<uint64_t>(kPods));
   EXPECT_EQ(writer.stats().events_sent, static_cast<uint64_t>(kPods));
 
-  // The resourceVersion of each pod's bind and of each pod's event.
-  std::vector<uint64_t> bind_rv(kPods, 0);
+  const std::vector<uint64_t> bind_rv = BindRvs(kPods);
   std::vector<uint64_t> event_rv(kPods, 0);
-  for (int i = 0; i < kPods; ++i) {
-    auto pod = cluster_.store().Get(kube::resources::kPods, "default", "p-" + std::to_string(i));
-    ASSERT_TRUE(pod.ok());
-    ASSERT_EQ((*pod)->node_name, "n");
-    bind_rv[static_cast<size_t>(i)] = (*pod)->rv;
-  }
-  kube::apiserver::ListOptions list;
-  list.ns = "default";
-  auto events = cluster_.store().List(kube::resources::kEvents, list);
-  ASSERT_TRUE(events.ok());
-  ASSERT_EQ(events->items.size(), static_cast<size_t>(kPods));
-  for (const auto& event : events->items) {
-    const std::string name = event->name.substr(0, event->name.find('.'));
-    const int i = std::stoi(name.substr(2));
-    event_rv[static_cast<size_t>(i)] = event->rv;
-  }
+  const auto events = EventRvs();
+  ASSERT_EQ(events.size(), static_cast<size_t>(kPods));
+  for (const auto& [i, rv] : events) event_rv[static_cast<size_t>(i)] = rv;
   for (int i = 0; i < kPods; ++i) {
     for (int j = 0; j <= i; ++j) {
       EXPECT_GT(event_rv[static_cast<size_t>(i)], bind_rv[static_cast<size_t>(j)])
