@@ -146,6 +146,7 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
 
   // Events held back while binding is idle but not yet quiet: look again
   // when the quiet spell would be over (nothing else may call PumpEvents).
+  // No-op with nothing queued or binds outstanding (their completions look).
   void ArmEventTimerLocked(std::chrono::steady_clock::time_point now) {
     if (event_timer_armed || event_queue.empty() || binds_in_flight != 0 || !bind_queue.empty()) {
       return;
@@ -167,10 +168,6 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
   void PumpEvents() {
     std::unique_lock lock(mu);
     const auto now = std::chrono::steady_clock::now();
-    if (!event_queue.empty() && events_in_flight < options.max_events_in_flight &&
-        !EventMayGoLocked(now)) {
-      ArmEventTimerLocked(now);
-    }
     while (events_in_flight < options.max_events_in_flight && !event_queue.empty() &&
            EventMayGoLocked(now)) {
       PendingEvent event = std::move(event_queue.front());
@@ -201,6 +198,9 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
           });
       lock.lock();
     }
+    // Still queued with room to send: held back for the quiet time (an event
+    // completion also looks again, so a full window needs no timer).
+    if (events_in_flight < options.max_events_in_flight) ArmEventTimerLocked(now);
   }
 };
 
