@@ -409,6 +409,9 @@ TEST(GangIntegration, AMemberStillWaitingAfterTheDelayIsTold) {
   EXPECT_EQ(PodScheduledCondition(*pod)->message,
             "scheduling.k8s.io/v1alpha2 PodGroup \"default/short\": waiting for members: 3 pods "
             "required, fewer observed so far");
+  // The event is a write of its own, sent after the condition's patch: it
+  // may land a moment later.
+  WaitUntil([&] { return !FailedSchedulingEvents(cluster).empty(); });
   EXPECT_EQ(FailedSchedulingEvents(cluster).size(), 1u);
 }
 
