@@ -21,16 +21,16 @@
 
 #include "bench/bench.h"
 #include "core/quantity.h"
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/store.h"
-#include "kube/apiserver/synthetic.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/store.h"
+#include "apiserver/synthetic.h"
 #include "kube/client.h"
 
 namespace copse::bench {
 namespace {
 
 namespace asio = boost::asio;
-namespace api = copse::kube::apiserver;
+namespace api = copse::apiserver;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kWorkers = 64;

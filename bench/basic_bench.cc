@@ -33,16 +33,16 @@
 #include "bench/bench.h"
 #include "bench/pod_watch.h"
 #include "core/quantity.h"
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/store.h"
-#include "kube/apiserver/synthetic.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/store.h"
+#include "apiserver/synthetic.h"
 #include "kube/client.h"
 #include "scheduler/scheduler.h"
 
 namespace copse::bench {
 namespace {
 
-namespace api = copse::kube::apiserver;
+namespace api = copse::apiserver;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kSchedulerThreadName = "copse-sched";

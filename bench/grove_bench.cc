@@ -26,10 +26,10 @@
 #include "grove/api/types.h"
 #include "grove/backend/manager.h"
 #include "grove/operator.h"
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/node_simulator.h"
-#include "kube/apiserver/store.h"
-#include "kube/apiserver/synthetic.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/node_simulator.h"
+#include "apiserver/store.h"
+#include "apiserver/synthetic.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "scheduler/scheduler.h"
@@ -41,7 +41,7 @@ using scheduler::SchedulerOptions;
 
 namespace {
 
-namespace api = copse::kube::apiserver;
+namespace api = copse::apiserver;
 using SteadyClock = std::chrono::steady_clock;
 
 std::string DisaggregatedPcs(int i) {

@@ -4,7 +4,7 @@
 
 namespace copse::bench {
 
-namespace api = copse::kube::apiserver;
+namespace api = copse::apiserver;
 
 PodWatchThread::PodWatchThread(api::Store& store, const std::string& ns, Handler handler)
     : handler_(std::move(handler)) {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "kube/apiserver/store.h"
+#include "apiserver/store.h"
 
 namespace copse::bench {
 
@@ -24,10 +24,10 @@ class PodWatchThread {
  public:
   using TimePoint = std::chrono::steady_clock::time_point;
   using Handler =
-      std::function<void(const std::vector<kube::apiserver::WatchEvent>& events, TimePoint now)>;
+      std::function<void(const std::vector<apiserver::WatchEvent>& events, TimePoint now)>;
 
   // Starts watching at once; `handler` runs on the watch thread only.
-  PodWatchThread(kube::apiserver::Store& store, const std::string& ns, Handler handler);
+  PodWatchThread(apiserver::Store& store, const std::string& ns, Handler handler);
   ~PodWatchThread();  // stops the watch and joins
   PodWatchThread(const PodWatchThread&) = delete;
   PodWatchThread& operator=(const PodWatchThread&) = delete;
@@ -38,7 +38,7 @@ class PodWatchThread {
   void Run();
 
   Handler handler_;
-  std::shared_ptr<kube::apiserver::WatchStream> stream_;
+  std::shared_ptr<apiserver::WatchStream> stream_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

@@ -75,9 +75,9 @@
 #include "bench/bench.h"
 #include "bench/pod_watch.h"
 #include "core/quantity.h"
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/store.h"
-#include "kube/apiserver/synthetic.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/store.h"
+#include "apiserver/synthetic.h"
 #include "kube/client.h"
 #include "kube/object.h"
 #include "kube/pod_group.h"
@@ -87,7 +87,7 @@
 namespace copse::bench {
 namespace {
 
-namespace api = copse::kube::apiserver;
+namespace api = copse::apiserver;
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
 using TimePoint = SteadyClock::time_point;

@@ -12,7 +12,7 @@
 #include "grove/runtime/context.h"
 #include "grove/runtime/controller.h"
 #include "grove/runtime/expectations.h"
-#include "grove/runtime/log.h"
+#include "core/log.h"
 #include "grove/runtime/objects.h"
 #include "grove/runtime/sync.h"
 
@@ -239,7 +239,7 @@ Operator::~Operator() { Stop(); }
 Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> client,
                                                   OperatorOptions options) {
   if (client == nullptr) return MakeError(ErrorCode::kInvalid, "grove::Operator: client is null");
-  runtime::SetLogLevel(options.log_level);
+  SetLogVerbosity(options.log_level);
   std::shared_ptr<const Clock> clock = options.clock;
   if (clock == nullptr) clock = std::shared_ptr<const Clock>(&RealClock::Get(), [](const Clock*) {});
   auto impl = std::make_unique<Impl>(clock);
@@ -332,7 +332,7 @@ Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> 
   d->pcsg_controller->Start();
   d->pclq_controller->Start();
   d->gang_controller->Start();
-  runtime::Log(1, "operator", "started; backends: default " +
+  Log(1, "operator", "started; backends: default " +
                                   std::string(d->backends->GetDefault().Name()));
   return op;
 }

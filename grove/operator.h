@@ -55,7 +55,7 @@ struct OperatorOptions {
   std::shared_ptr<const Clock> clock;
   bool install_crds = false;
   std::chrono::milliseconds sync_timeout{30'000};
-  int log_level = 0;  // grove/runtime/log.h
+  int log_level = 0;  // core/log.h verbosity
   // Registers extra (or replacement) backend factories after the built-in
   // ones: third-party backends, or wrappers in tests.
   std::function<void(backend::Registry&)> register_backends;

@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
-exec build/scheduler/copse local --nodes 16 --topology zone=2,block=2,rack=2 \
+exec build/copse local --nodes 16 --topology zone=2,block=2,rack=2 \
   --node-shape cpu=64,memory=512Gi,nvidia.com/gpu=8 --kubeconfig-out "${KUBECONFIG_OUT:-$PWD/copse.kubeconfig}" "$@"

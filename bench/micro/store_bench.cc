@@ -20,14 +20,14 @@
 #include <string>
 #include <vector>
 
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/store.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/store.h"
 #include "kube/object.h"
 #include "kube/pod_group.h"
 
 namespace {
 
-namespace api = copse::kube::apiserver;
+namespace api = copse::apiserver;
 namespace resources = copse::kube::resources;
 
 std::string PodJson(const std::string& name, const std::string& group) {

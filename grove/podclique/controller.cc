@@ -7,7 +7,7 @@
 
 #include "grove/api/names.h"
 #include "grove/components/pod.h"
-#include "grove/runtime/log.h"
+#include "core/log.h"
 #include "grove/runtime/lookups.h"
 #include "grove/runtime/objects.h"
 #include "grove/runtime/sync.h"
@@ -121,7 +121,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       for (const auto& [i, p] : outdated) all_outdated_ready = all_outdated_ready && runtime::IsPodReady(*p);
       if (pick_unhealthy || (others_ready && all_outdated_ready)) {
         deletes.push_back(outdated.front().second);
-        runtime::Log(1, kLog, key + ": rolling recreate of " + outdated.front().second->meta.name);
+        Log(1, kLog, key + ": rolling recreate of " + outdated.front().second->meta.name);
       }
     }
   }
@@ -130,7 +130,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     ctx_.expectations->ExpectDeletions(key, static_cast<int>(deletes.size()));
     std::vector<boost::asio::awaitable<Status>> calls;
     for (const auto& pod : deletes) {
-      runtime::Log(1, kLog, "delete pod " + ns + "/" + pod->meta.name + " (hostname " +
+      Log(1, kLog, "delete pod " + ns + "/" + pod->meta.name + " (hostname " +
                                 pod->spec.hostname + ")");
       calls.push_back(client.Delete(kube::resources::kPods, ns, pod->meta.name));
     }
@@ -169,7 +169,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       bodies.push_back(pod->dump());
     }
     if (!bodies.empty()) {
-      runtime::Log(1, kLog, key + ": creating " + std::to_string(bodies.size()) + " pods");
+      Log(1, kLog, key + ": creating " + std::to_string(bodies.size()) + " pods");
       ctx_.expectations->ExpectCreations(key, static_cast<int>(bodies.size()));
       std::vector<boost::asio::awaitable<Result<std::string>>> calls;
       for (auto& body : bodies) calls.push_back(client.Create(kube::resources::kPods, ns, std::move(body)));
@@ -216,7 +216,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       ++gated_now;
     }
     if (!calls.empty()) {
-      runtime::Log(2, kLog, key + ": lifting " + std::to_string(calls.size()) + " gates");
+      Log(2, kLog, key + ": lifting " + std::to_string(calls.size()) + " gates");
       for (auto& r : runtime::AwaitAll(client, std::move(calls))) {
         if (!r.ok() && r.error().code != ErrorCode::kNotFound) record(r.error());
       }

@@ -5,7 +5,7 @@
 #include "grove/api/defaults.h"
 #include "grove/api/names.h"
 #include "grove/components/builders.h"
-#include "grove/runtime/log.h"
+#include "core/log.h"
 #include "grove/runtime/lookups.h"
 #include "grove/runtime/objects.h"
 #include "grove/runtime/sync.h"
@@ -56,7 +56,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     by_replica[runtime::IntLabel(pclq->meta, api::kLabelPcsgReplicaIndex)].push_back(pclq);
   }
   auto delete_pclq = [&](const std::string& name) {
-    runtime::Log(1, kLog, "delete PodClique " + ns + "/" + name);
+    Log(1, kLog, "delete PodClique " + ns + "/" + name);
     kube::DeleteOptions options;
     options.propagation_policy = "Background";
     Status s = Await(client, client.Delete(api::resources::kPodCliques, ns, name, options));
@@ -82,7 +82,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     if (!since) continue;
     auto elapsed = now - *since;
     if (elapsed >= delay) {
-      runtime::Log(1, kLog, key + ": gang-terminating replica " + std::to_string(j));
+      Log(1, kLog, key + ": gang-terminating replica " + std::to_string(j));
       for (const auto& pclq : pclqs) delete_pclq(pclq->meta.name);
       terminated.insert(j);
     } else {
@@ -101,7 +101,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
           components::BuildGroupPodClique(*pcs, pcs_replica, *pcsg, *config, j, *clique);
       auto existing = ctx_.caches->pclq.Get(ns, desired.meta.name);
       if (existing == nullptr) {
-        runtime::Log(1, kLog, "create PodClique " + ns + "/" + desired.meta.name);
+        Log(1, kLog, "create PodClique " + ns + "/" + desired.meta.name);
         Result<std::string> created =
             Await(client, client.Create(api::resources::kPodCliques, ns, desired.Encode()));
         if (created.ok()) {

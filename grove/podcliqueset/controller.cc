@@ -8,7 +8,7 @@
 #include "grove/api/names.h"
 #include "grove/api/validation.h"
 #include "grove/components/builders.h"
-#include "grove/runtime/log.h"
+#include "core/log.h"
 #include "grove/runtime/lookups.h"
 #include "grove/runtime/objects.h"
 #include "grove/runtime/sync.h"
@@ -60,20 +60,20 @@ class Pass {
     out.topology_generation = ctx_.topology_generation->load();
     auto errors = api::ValidatePodCliqueSet(pcs_, ctx_.validation);
     if (!errors.empty()) {
-      runtime::Log(0, kLog, api::ToError(errors, "PodCliqueSet.grove.io", pcs_.meta.name).message);
+      LogError(kLog, api::ToError(errors, "PodCliqueSet.grove.io", pcs_.meta.name).message);
       return out;
     }
     std::string scheduler =
         api::ResolvedSchedulerName(pcs_, ctx_.backends->GetDefault().SchedulerName());
     out.backend = ctx_.backends->ForSchedulerName(scheduler);
     if (out.backend == nullptr) {
-      runtime::Log(0, kLog, Key() + ": no enabled scheduler backend for schedulerName \"" +
+      LogError(kLog, Key() + ": no enabled scheduler backend for schedulerName \"" +
                                 scheduler + "\"");
       return out;
     }
     auto admission = out.backend->ValidatePodCliqueSet(pcs_);
     if (!admission.ok()) {
-      runtime::Log(0, kLog, Key() + ": rejected by " + std::string(out.backend->Name()) + ": " +
+      LogError(kLog, Key() + ": rejected by " + std::string(out.backend->Name()) + ": " +
                                 admission.error().message);
       return out;
     }
@@ -175,7 +175,7 @@ class Pass {
     for (const auto& [replica, since] : breached_since) {
       auto elapsed = now - since;
       if (elapsed >= delay) {
-        runtime::Log(1, kLog, Key() + ": gang-terminating replica " + std::to_string(replica) +
+        Log(1, kLog, Key() + ": gang-terminating replica " + std::to_string(replica) +
                                   " (MinAvailableBreached for " +
                                   api::FormatDuration(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)) + ")");
         Record(DeleteReplica(replica));
@@ -208,7 +208,7 @@ class Pass {
   }
 
   Status Delete(const kube::ResourceRef& resource, const std::string& name) {
-    runtime::Log(1, kLog, "delete " + resource.resource + " " + ns_ + "/" + name);
+    Log(1, kLog, "delete " + resource.resource + " " + ns_ + "/" + name);
     kube::DeleteOptions options;
     options.propagation_policy = "Background";
     Status s = Await(client_, client_.Delete(resource, ns_, name, options));
@@ -271,7 +271,7 @@ class Pass {
       desired.spec.replicas = PodCliqueReplicas(desired.meta.name, clique);
       auto existing = ctx_.caches->pclq.Get(ns_, desired.meta.name);
       if (existing == nullptr) {
-        runtime::Log(1, kLog, "create PodClique " + ns_ + "/" + desired.meta.name);
+        Log(1, kLog, "create PodClique " + ns_ + "/" + desired.meta.name);
         Record(Create(api::resources::kPodCliques, desired.Encode()));
         continue;
       }
@@ -297,7 +297,7 @@ class Pass {
       api::PodCliqueScalingGroup desired = components::BuildScalingGroup(pcs_, replica, config);
       auto existing = ctx_.caches->pcsg.Get(ns_, desired.meta.name);
       if (existing == nullptr) {
-        runtime::Log(1, kLog, "create PodCliqueScalingGroup " + ns_ + "/" + desired.meta.name);
+        Log(1, kLog, "create PodCliqueScalingGroup " + ns_ + "/" + desired.meta.name);
         Record(Create(api::resources::kPodCliqueScalingGroups, desired.Encode()));
         continue;
       }
@@ -320,7 +320,7 @@ class Pass {
     const std::string& name = expected.name;
     auto cached = ctx_.caches->podgang.Get(ns_, name);
     if (cached == nullptr) {
-      runtime::Log(1, kLog, "create PodGang " + ns_ + "/" + name);
+      Log(1, kLog, "create PodGang " + ns_ + "/" + name);
       std::string body;
       Status s = Create(api::resources::kPodGangs, expected.object.Encode(), &body);
       if (!s.ok() || body.empty()) return s;
@@ -421,7 +421,7 @@ class Pass {
                               MakeCondition(api::kConditionInitialized, "True", api::kReasonReady,
                                             "PodGang is fully initialized"),
                               now);
-        runtime::Log(1, kLog, "PodGang " + ns_ + "/" + name + " Initialized");
+        Log(1, kLog, "PodGang " + ns_ + "/" + name + " Initialized");
       }
     }
     bool scheduled = true, running = true, starting = false;

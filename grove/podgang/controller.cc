@@ -1,7 +1,7 @@
 #include "grove/podgang/controller.h"
 
 #include "grove/api/names.h"
-#include "grove/runtime/log.h"
+#include "core/log.h"
 #include "grove/runtime/objects.h"
 
 namespace copse::grove::podgang {
@@ -54,7 +54,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   bool first = !ctx_.synced->IsSynced(key, gang->meta.uid);
   ctx_.synced->MarkSynced(key, gang->meta.uid, gang->meta.generation);
   if (first) {
-    runtime::Log(1, "backend", std::string(backend->Name()) + " synced PodGang " + key);
+    Log(1, "backend", std::string(backend->Name()) + " synced PodGang " + key);
   }
   auto part_of = gang->meta.labels.find(api::kLabelPartOf);
   if (part_of != gang->meta.labels.end() && ctx_.enqueue_pcs) {

@@ -1,7 +1,7 @@
 #include "grove/runtime/caches.h"
 
 #include "grove/api/names.h"
-#include "grove/runtime/log.h"
+#include "core/log.h"
 
 namespace copse::grove::runtime {
 

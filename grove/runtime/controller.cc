@@ -2,7 +2,7 @@
 
 #include <pthread.h>
 
-#include "grove/runtime/log.h"
+#include "core/log.h"
 
 namespace copse::grove::runtime {
 
@@ -43,7 +43,7 @@ void Controller::Worker() {
     reconciles_.fetch_add(1);
     if (!result.status.ok()) {
       errors_.fetch_add(1);
-      Log(1, name_, key + ": " + result.status.error().ToString());
+      copse::Log(1, name_, key + ": " + result.status.error().ToString());
       queue_.AddRateLimited(key);
     } else {
       queue_.Forget(key);

@@ -650,7 +650,7 @@ spec:
 )";
 
 // DISABLED until `copse local` registers Grove's webhook: today
-// scheduler/cmd_local.cc neither calls kube::apiserver::
+// cmd/copse/local.cc neither calls apiserver::
 // InstallAdmissionRegistration nor starts grove::webhook::Server, so the
 // PodCliqueSet is stored (the operator then creates nothing for it, as the
 // integration tests show, but kubectl reports success). Enable it with that

@@ -5,7 +5,7 @@
 
 #include "tests/integration/apiserver/test_util.h"
 
-namespace copse::kube::apiserver::testing {
+namespace copse::apiserver::testing {
 namespace {
 
 TEST_F(ApiServerTest, DiscoveryDocuments) {
@@ -382,4 +382,4 @@ TEST(ApiServerRestart, SamePortsSameStore) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver::testing
+}  // namespace copse::apiserver::testing

@@ -8,7 +8,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-namespace copse::kube::apiserver::testing {
+namespace copse::apiserver::testing {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -230,4 +230,4 @@ bool WatchReader::WaitEnded(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [&] { return ended_; });
 }
 
-}  // namespace copse::kube::apiserver::testing
+}  // namespace copse::apiserver::testing

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace copse::kube::apiserver::testing {
+namespace copse::apiserver::testing {
 
 struct Response {
   int status = 0;
@@ -93,4 +93,4 @@ class WatchReader {
   bool parse_ = true;
 };
 
-}  // namespace copse::kube::apiserver::testing
+}  // namespace copse::apiserver::testing

@@ -13,7 +13,7 @@
 
 #include "tests/integration/apiserver/test_util.h"
 
-namespace copse::kube::apiserver::testing {
+namespace copse::apiserver::testing {
 namespace {
 
 struct CommandResult {
@@ -198,4 +198,4 @@ spec:
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver::testing
+}  // namespace copse::apiserver::testing

@@ -3,7 +3,7 @@
 
 #include "tests/integration/apiserver/test_util.h"
 
-namespace copse::kube::apiserver::testing {
+namespace copse::apiserver::testing {
 namespace {
 
 json ConfigMap(const std::string& name, json owner = nullptr) {
@@ -313,4 +313,4 @@ TEST_F(ApiServerTest, PriorityAdmission) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver::testing
+}  // namespace copse::apiserver::testing

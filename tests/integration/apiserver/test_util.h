@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/store.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/store.h"
 #include "tests/integration/apiserver/http_helper.h"
 
-namespace copse::kube::apiserver::testing {
+namespace copse::apiserver::testing {
 
 using nlohmann::json;
 
@@ -72,4 +72,4 @@ class ApiServerTest : public ::testing::Test {
   ClientOptions client_options_;
 };
 
-}  // namespace copse::kube::apiserver::testing
+}  // namespace copse::apiserver::testing

@@ -3,10 +3,10 @@
 
 #include <set>
 
-#include "kube/apiserver/node_simulator.h"
+#include "apiserver/node_simulator.h"
 #include "tests/integration/apiserver/test_util.h"
 
-namespace copse::kube::apiserver::testing {
+namespace copse::apiserver::testing {
 namespace {
 
 constexpr const char* kPods = "/api/v1/namespaces/default/pods";
@@ -299,9 +299,9 @@ TEST(NodeSimulator, FakeClockDrivesStartDelay) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver::testing
+}  // namespace copse::apiserver::testing
 
-namespace copse::kube::apiserver::testing {
+namespace copse::apiserver::testing {
 namespace {
 
 TEST(StoreInProcess, PatchAndDeleteByName) {
@@ -325,4 +325,4 @@ TEST(StoreInProcess, PatchAndDeleteByName) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver::testing
+}  // namespace copse::apiserver::testing

@@ -13,8 +13,8 @@
 #include <mutex>
 #include <string>
 
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/store.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/store.h"
 #include "kube/client.h"
 #include "kube/codec.h"
 #include "kube/kubeconfig.h"

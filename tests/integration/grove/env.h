@@ -28,16 +28,16 @@
 #include "grove/api/types.h"
 #include "grove/api/yaml.h"
 #include "grove/operator.h"
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/node_simulator.h"
-#include "kube/apiserver/store.h"
-#include "kube/apiserver/synthetic.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/node_simulator.h"
+#include "apiserver/store.h"
+#include "apiserver/synthetic.h"
 #include "kube/client.h"
 #include "kube/pod.h"
 
 namespace copse::grove::testing {
 
-namespace apisrv = copse::kube::apiserver;
+namespace apisrv = copse::apiserver;
 using nlohmann::json;
 
 inline const kube::ResourceRef kCopsePodGroups{"scheduling.copse.dev", "v1alpha1", "podgroups", true};

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "grove/webhook/webhook.h"
-#include "kube/apiserver/admission.h"
+#include "apiserver/admission.h"
 #include "tests/integration/grove/env.h"
 
 namespace copse::grove::testing {
@@ -99,10 +99,10 @@ TEST_F(Webhook, ServesHttps) {
 TEST_F(Webhook, EmbeddedApiServerCallsTheRegisteredWebhook) {
   auto server = webhook::Server::Start(Validator(), webhook::ServerOptions());
   ASSERT_TRUE(server.ok()) << server.error().ToString();
-  ASSERT_TRUE(kube::apiserver::InstallAdmissionRegistration(env_.store()).ok());
+  ASSERT_TRUE(apiserver::InstallAdmissionRegistration(env_.store()).ok());
   std::string configuration = webhook::ValidatingWebhookConfiguration(
       "copse-grove", (*server)->url(), (*server)->ca_pem());
-  auto registered = env_.TryCreate(kube::apiserver::kValidatingWebhookConfigurations, "", configuration);
+  auto registered = env_.TryCreate(apiserver::kValidatingWebhookConfigurations, "", configuration);
   ASSERT_TRUE(registered.ok()) << registered.error().ToString();
 
   // Invalid: rejected with the field-named message, nothing created.

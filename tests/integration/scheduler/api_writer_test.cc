@@ -63,7 +63,7 @@ class ApiWriterIntegration : public ::testing::Test {
   // (pod index, resourceVersion) of every Event in "default"; events are
   // named "<pod>.<suffix>".
   std::vector<std::pair<int, uint64_t>> EventRvs() {
-    kube::apiserver::ListOptions list;
+    apiserver::ListOptions list;
     list.ns = "default";
     auto events = cluster_.store().List(kube::resources::kEvents, list);
     EXPECT_TRUE(events.ok());
@@ -206,7 +206,7 @@ TEST_F(ApiWriterIntegration, EventsNameTheirObjectAndKeepTheMessage) {
   ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
   EXPECT_EQ(writer.stats().events_sent, 1u);
 
-  kube::apiserver::ListOptions list;
+  apiserver::ListOptions list;
   list.ns = "default";
   auto events = cluster_.store().List(kube::resources::kEvents, list);
   ASSERT_TRUE(events.ok());
@@ -234,7 +234,7 @@ TEST_F(ApiWriterIntegration, EventsNameTheirObjectAndKeepTheMessage) {
 TEST_F(ApiWriterIntegration, PatchesOfOneObjectLandInOrder) {
   const std::vector<PodId> ids = NodeAndPods(1);
   ASSERT_EQ(ids.size(), 1u);
-  kube::apiserver::WatchOptions watch_options;
+  apiserver::WatchOptions watch_options;
   watch_options.ns = "default";
   auto watch = cluster_.store().Watch(kube::resources::kPods, watch_options);
   ASSERT_TRUE(watch.ok());
@@ -249,7 +249,7 @@ TEST_F(ApiWriterIntegration, PatchesOfOneObjectLandInOrder) {
   ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
   EXPECT_EQ(writer.stats().status_patches, static_cast<uint64_t>(kPatches));
 
-  std::vector<kube::apiserver::WatchEvent> events;
+  std::vector<apiserver::WatchEvent> events;
   (*watch)->Take(&events);
   std::vector<int> seen;
   for (const auto& e : events) {

@@ -18,9 +18,9 @@
 #include "core/pod_info.h"
 #include "core/quantity.h"
 #include "core/resource_vector.h"
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/node_simulator.h"
-#include "kube/apiserver/store.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/node_simulator.h"
+#include "apiserver/store.h"
 #include "kube/client.h"
 #include "kube/node.h"
 #include "kube/pod.h"
@@ -29,7 +29,7 @@
 
 namespace copse::scheduler::testing {
 
-namespace api = copse::kube::apiserver;
+namespace api = copse::apiserver;
 
 inline bool WaitUntil(const std::function<bool()>& condition,
                       std::chrono::milliseconds timeout = std::chrono::seconds(60)) {

@@ -13,11 +13,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/clock.h"
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/json_splice.h"
-#include "kube/apiserver/store.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/json_splice.h"
+#include "apiserver/store.h"
 
-namespace copse::kube::apiserver {
+namespace copse::apiserver {
 namespace {
 
 using nlohmann::json;
@@ -338,4 +338,4 @@ TEST(JsonSpliceTest, ApplyInAnyOrderWithPlaceholder) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver
+}  // namespace copse::apiserver

@@ -1,7 +1,7 @@
 // The store's ParseJson/DumpJson must give exactly what nlohmann's
 // json::parse and dump(-1, ' ', false, replace) give: same DOM (number types
 // included), same text, same errors.
-#include "kube/apiserver/json_text.h"
+#include "apiserver/json_text.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace copse::kube::apiserver {
+namespace copse::apiserver {
 namespace {
 
 using json = nlohmann::json;
@@ -141,4 +141,4 @@ TEST(StoreJsonText, RandomDocumentsRoundTripAsNlohmann) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver
+}  // namespace copse::apiserver

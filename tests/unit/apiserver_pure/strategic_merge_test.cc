@@ -1,11 +1,11 @@
-#include "kube/apiserver/strategic_merge.h"
+#include "apiserver/strategic_merge.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace copse::kube::apiserver {
+namespace copse::apiserver {
 namespace {
 
 using json = nlohmann::json;
@@ -288,4 +288,4 @@ TEST(StrategicMerge, SupportsStrategicMergeOnlyForBuiltins) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver
+}  // namespace copse::apiserver

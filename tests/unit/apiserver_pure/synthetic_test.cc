@@ -1,4 +1,4 @@
-#include "kube/apiserver/synthetic.h"
+#include "apiserver/synthetic.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-namespace copse::kube::apiserver {
+namespace copse::apiserver {
 namespace {
 
 using json = nlohmann::json;
@@ -179,4 +179,4 @@ TEST(SyntheticNodes, Errors) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver
+}  // namespace copse::apiserver

@@ -1,4 +1,4 @@
-#include "kube/apiserver/table.h"
+#include "apiserver/table.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kube/apiserver/jsonpath.h"
+#include "apiserver/jsonpath.h"
 
-namespace copse::kube::apiserver {
+namespace copse::apiserver {
 namespace {
 
 using json = nlohmann::json;
@@ -343,4 +343,4 @@ TEST(JsonPathTest, FieldsIndexesWildcardsFilters) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver
+}  // namespace copse::apiserver

@@ -1,11 +1,11 @@
-#include "kube/apiserver/validation.h"
+#include "apiserver/validation.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace copse::kube::apiserver {
+namespace copse::apiserver {
 namespace {
 
 using json = nlohmann::json;
@@ -487,4 +487,4 @@ TEST(Validation, NameValidators) {
 }
 
 }  // namespace
-}  // namespace copse::kube::apiserver
+}  // namespace copse::apiserver

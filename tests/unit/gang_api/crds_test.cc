@@ -11,8 +11,8 @@
 #include <set>
 #include <string>
 
-#include "kube/apiserver/apiserver.h"
-#include "kube/apiserver/store.h"
+#include "apiserver/apiserver.h"
+#include "apiserver/store.h"
 #include "kube/custom_resource_definition.h"
 #include "kube/pod_group.h"
 #include "kube/topology.h"
@@ -283,12 +283,12 @@ spec:
 )";
 
 TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
-  kube::apiserver::Options options;
+  apiserver::Options options;
   options.serve_https = false;
-  auto started = kube::apiserver::ApiServer::Start(options);
+  auto started = apiserver::ApiServer::Start(options);
   ASSERT_TRUE(started.ok()) << started.error().ToString();
-  std::unique_ptr<kube::apiserver::ApiServer> server = std::move(started).value();
-  kube::apiserver::Store& store = server->store();
+  std::unique_ptr<apiserver::ApiServer> server = std::move(started).value();
+  apiserver::Store& store = server->store();
 
   Result<std::string> copse_json = YamlToJson(kCopsePodGroupYaml);
   ASSERT_TRUE(copse_json.ok());
@@ -330,7 +330,7 @@ TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
   kube::SetPodGroupScheduled(status.conditions, true, std::string(kube::kReasonScheduled),
                              "10/10 pods bound", "2025-01-01T00:00:00Z", pg->meta.generation);
   auto patched = store.Patch(kube::resources::kCopsePodGroups, "default", "inference",
-                             kube::apiserver::PatchType::kMerge,
+                             apiserver::PatchType::kMerge,
                              kube::CopsePodGroup::StatusPatch(status), "status");
   ASSERT_TRUE(patched.ok()) << patched.error().ToString();
   got = store.Get(kube::resources::kCopsePodGroups, "default", "inference");
@@ -371,7 +371,7 @@ TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
                              std::string(kube::kReasonUnschedulable), "2/4 pods fit",
                              "2025-01-01T00:00:00Z");
   patched = store.Patch(kube::resources::kPodGroups, "default", "training-worker-0",
-                        kube::apiserver::PatchType::kMerge,
+                        apiserver::PatchType::kMerge,
                         kube::PodGroup::StatusPatch(v1alpha2_status), "status");
   ASSERT_TRUE(patched.ok()) << patched.error().ToString();
   v1alpha2 = kube::PodGroup::Decode((*patched)->json);

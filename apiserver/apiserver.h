@@ -1,0 +1,103 @@
+#pragma once
+// The embedded Kubernetes-compatible API server behind `copse local`, the
+// integration tests and the benchmarks. Served with Boost.Beast on loopback
+// only, over HTTP and HTTPS (self-signed certificate generated at start-up),
+// with an optional static bearer token.
+//
+// Split in two, like kube-apiserver and etcd:
+//   - Store: the data (objects as JSON text, resourceVersions, watch history,
+//     the registry of served resources including CRDs). Thread-safe. Outlives
+//     a server: a restarted ApiServer given the same Store serves the same
+//     objects, as a restarted kube-apiserver serves what is in etcd.
+//   - ApiServer: the HTTP(S) front end on a Store.
+//
+// This header is light (no Beast, no JSON); implementation in apiserver/*.cc.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/clock.h"
+#include "core/result.h"
+#include "kube/object.h"
+
+namespace copse::apiserver {
+
+class Store;  // kube/apiserver/store.h
+
+struct StoreOptions {
+  // Watch events kept for resuming watches; a watch from an older
+  // resourceVersion gets 410 Gone (kube-apiserver's watch cache window).
+  size_t watch_history = 200000;
+  std::shared_ptr<const Clock> clock;  // default: RealClock
+};
+
+// Creates a Store with every built-in resource registered (core/v1 pods,
+// nodes, namespaces, services, events, ...; events.k8s.io, coordination,
+// scheduling, policy, apiextensions), the "default", "kube-system",
+// "kube-public" and "kube-node-lease" namespaces, and upstream's two system
+// PriorityClasses (system-node-critical, system-cluster-critical) with no
+// global default. See kube/apiserver/store.h for the Store itself.
+std::shared_ptr<Store> NewStore(StoreOptions options = {});
+
+struct Options {
+  std::string address = "127.0.0.1";  // loopback only
+  uint16_t http_port = 0;             // 0: pick a free port
+  uint16_t https_port = 0;            // 0: pick a free port
+  bool serve_http = true;
+  bool serve_https = true;
+  // When non-empty every request needs "Authorization: Bearer <token>"; else 401.
+  std::string token;
+  int threads = 1;                    // I/O threads
+  std::shared_ptr<Store> store;       // default: NewStore()
+  // Test flag: fraction of pods/binding requests that fail with a 500.
+  double bind_failure_rate = 0.0;
+  // Test flag: fraction of pods/binding requests that are applied but answered
+  // with a 500, as when the reply is lost after the write (the client cannot
+  // tell whether the pod was bound).
+  double bind_lost_reply_rate = 0.0;
+  uint64_t seed = 1;
+  // Watches with allowWatchBookmarks=true get a BOOKMARK this often.
+  std::chrono::milliseconds bookmark_interval{5000};
+  // A watch stream that has just written waits this long before its next
+  // write, so a burst of events goes out in a few chunks instead of one
+  // write (and one wake-up of the client) per event or two. The first event
+  // after a quiet spell is written at once. 0: write as soon as events come.
+  std::chrono::microseconds watch_write_interval{2000};
+};
+
+class ApiServer {
+ public:
+  static Result<std::unique_ptr<ApiServer>> Start(Options options);
+  ~ApiServer();  // Stop()
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Closes listeners and every connection (watch streams end); idempotent.
+  void Stop();
+  // Ends every open watch stream (clients see a clean end of stream), as
+  // kube-apiserver does when its watch timeout expires.
+  void CloseWatches();
+
+  uint16_t http_port() const;
+  uint16_t https_port() const;
+  std::string http_url() const;   // "http://127.0.0.1:<port>"
+  std::string https_url() const;  // "https://127.0.0.1:<port>"
+  // PEM of the self-signed serving certificate, which is also its own CA.
+  const std::string& ca_pem() const;
+  // A kubeconfig (YAML) that kubectl v1.32 and copse's client use unchanged:
+  // the HTTPS endpoint, certificate-authority-data, and the token if any.
+  std::string Kubeconfig(std::string_view context_name = "copse-local") const;
+
+  Store& store();
+
+ private:
+  struct Impl;
+  explicit ApiServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace copse::apiserver

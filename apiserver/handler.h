@@ -1,0 +1,119 @@
+#pragma once
+// The request handler of the embedded API server, independent of the HTTP
+// library: routes a request (method, target, a few headers, body) to the
+// Store and renders kube-apiserver's responses (objects, lists, Tables,
+// Status errors, discovery, OpenAPI). Watches come back as a WatchSession
+// that the transport drains and writes as a chunked stream.
+//
+// Thread-safety: Handler::Handle may be called concurrently from any thread.
+// A WatchSession is used by one connection at a time.
+
+#include <chrono>
+#include <map>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apiserver/store.h"
+
+namespace copse::apiserver {
+
+struct HttpRequest {
+  std::string_view method;  // "GET", "POST", ...
+  std::string_view target;  // "/api/v1/pods?watch=1"
+  std::string_view host;    // Host header, for discovery's serverAddress
+  std::string_view accept;
+  std::string_view content_type;
+  std::string_view authorization;
+  std::string_view body;
+};
+
+// A started watch: the transport writes Serialize()d events as they arrive,
+// bookmarks every `bookmark_interval` when `bookmarks`, and ends the stream
+// after `timeout` (zero: no timeout) or when the stream closes.
+class WatchSession {
+ public:
+  struct Format;
+  WatchSession(std::shared_ptr<WatchStream> stream, std::unique_ptr<Format> format);
+  ~WatchSession();
+
+  WatchStream& stream() { return *stream_; }
+  // Appends the newline-delimited JSON of `events` to `out`.
+  void Serialize(const std::vector<WatchEvent>& events, std::string* out);
+  void AppendBookmark(uint64_t rv, std::string* out) const;
+
+  bool bookmarks = false;
+  std::chrono::milliseconds timeout{0};
+
+ private:
+  std::shared_ptr<WatchStream> stream_;
+  std::unique_ptr<Format> format_;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::shared_ptr<WatchSession> watch;  // set: stream events instead of `body`
+};
+
+struct HandlerOptions {
+  std::string token;
+  double bind_failure_rate = 0.0;
+  double bind_lost_reply_rate = 0.0;  // see Options::bind_lost_reply_rate
+  uint64_t seed = 1;
+  std::chrono::milliseconds bookmark_interval{5000};
+};
+
+class Handler {
+ public:
+  Handler(std::shared_ptr<Store> store, HandlerOptions options);
+  HttpResponse Handle(const HttpRequest& request);
+  const HandlerOptions& options() const { return options_; }
+
+ private:
+  struct Request {
+    const HttpRequest* http = nullptr;
+    std::string path;
+    std::map<std::string, std::string, std::less<>> query;
+    std::vector<std::string> segs;
+    std::string group;
+    std::string version;
+    std::shared_ptr<const ResourceInfo> info;
+    std::string ns;
+    std::string name;
+    std::string subresource;
+    bool watch_path = false;
+  
+    std::string_view Query(std::string_view key) const {
+      auto it = query.find(key);
+      return it == query.end() ? std::string_view() : std::string_view(it->second);
+    }
+    bool HasQuery(std::string_view key) const { return query.count(key) != 0; }
+    ResourceRef Ref() const { return ResourceRef{group, version, info->resource, info->namespaced}; }
+  };
+
+  HttpResponse Route(Request& req);
+  HttpResponse HandleResource(Request& req);
+  HttpResponse Discovery(Request& req, bool* handled);
+  HttpResponse OpenApi(Request& req, bool* handled);
+  bool InjectBindFailure();
+  bool InjectLostBindReply();
+
+  std::shared_ptr<Store> store_;
+  HandlerOptions options_;
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_;
+};
+
+// A kube Status object for an error (kind Status, status Failure, reason,
+// message, code, details).
+std::string StatusJson(const Error& error, std::string_view name = {},
+                       std::string_view group = {}, std::string_view kind = {});
+int HttpStatusOf(const Error& error);
+
+}  // namespace copse::apiserver

@@ -1,0 +1,78 @@
+// `copse bench SCENARIO [--json FILE]`: runs a benchmark scenario on a
+// synthetic cluster, printing progress and a table, and writing JSON results.
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "bench/bench.h"
+#include "cmd/copse/commands.h"
+
+namespace copse::cmd {
+namespace po = boost::program_options;
+
+int RunBench(int argc, char** argv) {
+  std::string scenario;
+  std::string json_out;
+  bench::BenchOptions options;
+  po::options_description desc("copse bench SCENARIO [flags]");
+  desc.add_options()("help,h", "show this help")("list", "list the scenarios")(
+      "scenario", po::value(&scenario), "scenario to run")(
+      "json", po::value(&json_out), "write the results as JSON to this file")(
+      "pods", po::value(&options.pods), "number of pods (default: the scenario's)")(
+      "nodes", po::value(&options.nodes), "number of nodes (default: the scenario's)")(
+      "tls", po::bool_switch(&options.tls), "use HTTPS instead of plain HTTP on loopback")(
+      "quiet", po::bool_switch(&options.quiet), "no progress lines");
+  po::positional_options_description positional;
+  positional.add("scenario", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "copse bench: " << e.what() << "\n" << desc;
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc;
+    return 0;
+  }
+  if (vm.count("list") || scenario.empty()) {
+    std::ostream& out = scenario.empty() && !vm.count("list") ? std::cerr : std::cout;
+    out << "scenarios:\n";
+    for (const auto& s : bench::Scenarios()) out << "  " << s.name << "  " << s.summary << "\n";
+    return vm.count("list") ? 0 : 2;
+  }
+  if (options.pods < 0) {
+    std::cerr << "copse bench: --pods: must not be negative\n";
+    return 2;
+  }
+  if (options.nodes < 0) {
+    std::cerr << "copse bench: --nodes: must not be negative\n";
+    return 2;
+  }
+  for (const auto& s : bench::Scenarios()) {
+    if (s.name != scenario) continue;
+    bench::Progress progress(options.quiet);
+    std::cerr << "copse bench " << scenario << ": running\n";
+    auto result = s.run(options, progress);
+    if (!result.ok()) {
+      std::cerr << "copse bench " << scenario << ": " << result.error().ToString() << "\n";
+      return 1;
+    }
+    std::cout << bench::FormatTable(*result);
+    if (!json_out.empty()) {
+      std::ofstream out(json_out, std::ios::trunc);
+      out << bench::ToJson(*result) << "\n";
+      if (!out) {
+        std::cerr << "copse bench: --json: cannot write " << json_out << "\n";
+        return 1;
+      }
+    }
+    return 0;
+  }
+  std::cerr << "copse bench: unknown scenario \"" << scenario << "\" (copse bench --list)\n";
+  return 2;
+}
+
+}  // namespace copse::cmd

@@ -1,0 +1,21 @@
+#include "cmd/copse/commands.h"
+
+#include <array>
+
+namespace copse::cmd {
+
+std::span<const Command> Commands() {
+  static const Command kCommands[] = {
+      {"local", "embedded API server, synthetic nodes and node simulator on loopback", &RunLocal},
+      {"run", "the scheduler against a cluster (--kubeconfig F | --in-cluster), leader-elected",
+       &RunRun},
+      {"bench", "benchmarks on synthetic clusters (copse bench --list)", &RunBench},
+      {"grove", "the Grove operator (and its admission webhook) alone, against a cluster",
+       &RunGrove},
+      {"initc", "Grove's startup-order init container: waits for the cliques it starts after",
+       &RunInitc},
+  };
+  return kCommands;
+}
+
+}  // namespace copse::cmd

@@ -1,0 +1,23 @@
+#include "scheduler/options_from_config.h"
+
+#include <chrono>
+
+#include "scheduler/config/config.h"
+#include "scheduler/scheduler.h"
+
+namespace copse::scheduler {
+
+SchedulerOptions SchedulerOptionsFromConfig(const config::SchedulerConfig& cfg) {
+  SchedulerOptions options;
+  options.profiles = cfg.profiles;
+  options.pod_initial_backoff = std::chrono::duration_cast<Clock::Duration>(cfg.pod_initial_backoff);
+  options.pod_max_backoff = std::chrono::duration_cast<Clock::Duration>(cfg.pod_max_backoff);
+  options.pod_max_in_unschedulable =
+      std::chrono::duration_cast<Clock::Duration>(cfg.pod_max_in_unschedulable_pods);
+  options.parallelism = cfg.parallelism;
+  options.pod_group_max_backoff =
+      std::chrono::duration_cast<Clock::Duration>(cfg.pod_group_max_backoff);
+  return options;
+}
+
+}  // namespace copse::scheduler
