@@ -1,0 +1,66 @@
+#pragma once
+// X.509 certificates for copse's servers and tests (OpenSSL 3): ECDSA P-256
+// keys, SHA-256 signatures, PEM in and out.
+//
+//   SelfSignedCertificate   a serving certificate that is its own CA
+//                           (basicConstraints CA:TRUE): what the embedded API
+//                           server and the Grove webhook generate at start-up,
+//                           so clients trust it with the certificate itself as
+//                           CA data (kubeconfig certificate-authority-data,
+//                           a webhook's caBundle).
+//   NewCertificateAuthority a CA that signs nothing but certificates.
+//   IssueCertificate        a leaf certificate (serverAuth and clientAuth)
+//                           signed by a CA given as PEM: client certificates
+//                           for mutual TLS, serving certificates under a CA.
+//
+// Names: the subject is O=<organization>, CN=<common_name>; leaf and
+// self-signed certificates carry subjectAltName DNS:<dns_names> and
+// IP:<ip_addresses>.
+//
+// Errors are kTls (OpenSSL's reason appended) or kInvalid (a bad IP address,
+// PEM that does not parse, a key that does not match its certificate).
+//
+// Thread-safety: pure functions.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.h"
+
+namespace copse::net {
+
+struct CertificateOptions {
+  CertificateOptions() = default;
+  std::string common_name = "copse";
+  std::string organization = "copse";
+  std::vector<std::string> dns_names = {"localhost"};
+  std::vector<std::string> ip_addresses = {"127.0.0.1", "::1"};
+  // From an hour ago (clock skew) until this long from now.
+  std::chrono::hours validity{24 * 365 * 10};
+};
+
+struct Certificate {
+  std::string cert_pem;
+  std::string key_pem;
+};
+
+Result<Certificate> SelfSignedCertificate(const CertificateOptions& options = {});
+Result<Certificate> NewCertificateAuthority(const CertificateOptions& options = {});
+Result<Certificate> IssueCertificate(const Certificate& ca, const CertificateOptions& options);
+
+// What a certificate says about itself (tests, logs).
+struct CertificateInfo {
+  std::string common_name;
+  std::string issuer_common_name;
+  std::vector<std::string> dns_names;
+  std::vector<std::string> ip_addresses;  // text form, e.g. "127.0.0.1", "::1"
+  bool is_ca = false;
+};
+Result<CertificateInfo> InspectCertificate(std::string_view cert_pem);
+
+// kInvalid unless `key_pem` is the private key of `cert_pem`.
+Status CheckKeyPair(std::string_view cert_pem, std::string_view key_pem);
+
+}  // namespace copse::net
