@@ -1,17 +1,5 @@
 #include "apiserver/admission.h"
 
-#include <openssl/x509v3.h>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
-#include <boost/beast/ssl.hpp>
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -20,19 +8,16 @@
 #include <random>
 
 #include "core/labels.h"
+#include "kube/client.h"
 #include "kube/codec.h"
 #include "kube/kubeconfig.h"
 #include "kube/watch.h"
+#include "net/client.h"
 
 namespace copse::apiserver {
 
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = asio::ssl;
-using asio::ip::tcp;
 using json = nlohmann::json;
 
 struct Rule {
@@ -154,53 +139,43 @@ bool Matches(const Webhook& w, std::string_view group, std::string_view version,
   return false;
 }
 
-struct Call {
-  std::string host;
-  std::string port;
-  std::string target;
-  std::string body;
-  std::string ca_pem;
-  Result<std::string> result = MakeError(ErrorCode::kTimeout, "webhook call timed out");
-};
+// The webhook calls' transport: one keep-alive client per webhook URL and
+// CA bundle (rebuilt when the configurations change), on an I/O thread of
+// their own (AdmitWrite blocks the API server's handler thread meanwhile).
+struct Transport {
+  kube::IoThread io;  // first: destroyed after the clients
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<net::HttpClient>, std::less<>> clients;
 
-asio::awaitable<void> DoCall(Call* call, ssl::context* ctx) {
-  try {
-    auto executor = co_await asio::this_coro::executor;
-    tcp::resolver resolver(executor);
-    auto endpoints = co_await resolver.async_resolve(call->host, call->port, asio::use_awaitable);
-    beast::ssl_stream<beast::tcp_stream> stream(executor, *ctx);
-    SSL* handle = stream.native_handle();
-    X509_VERIFY_PARAM* param = SSL_get0_param(handle);
-    boost::system::error_code ec;
-    asio::ip::make_address(call->host, ec);
-    if (!ec) {
-      X509_VERIFY_PARAM_set1_ip_asc(param, call->host.c_str());
-    } else {
-      SSL_set_tlsext_host_name(handle, call->host.c_str());
-      X509_VERIFY_PARAM_set1_host(param, call->host.data(), call->host.size());
-    }
-    co_await beast::get_lowest_layer(stream).async_connect(endpoints, asio::use_awaitable);
-    co_await stream.async_handshake(ssl::stream_base::client, asio::use_awaitable);
-    http::request<http::string_body> req{http::verb::post, call->target, 11};
-    req.set(http::field::host, call->host);
-    req.set(http::field::content_type, "application/json");
-    req.set(http::field::accept, "application/json");
-    req.body() = call->body;
-    req.prepare_payload();
-    co_await http::async_write(stream, req, asio::use_awaitable);
-    beast::flat_buffer buffer;
-    http::response<http::string_body> res;
-    co_await http::async_read(stream, buffer, res, asio::use_awaitable);
-    if (res.result_int() != 200) {
-      call->result = MakeError(ErrorCode::kUnavailable,
-                               "webhook answered HTTP " + std::to_string(res.result_int()));
-    } else {
-      call->result = std::move(res.body());
-    }
-  } catch (const std::exception& e) {
-    call->result = MakeError(ErrorCode::kUnavailable, e.what());
+  static Transport& Get() {
+    static Transport transport;
+    return transport;
   }
-}
+
+  Result<std::shared_ptr<net::HttpClient>> ClientFor(const Webhook& w) {
+    const std::string key = w.url + '\n' + w.ca_pem;
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = clients.find(key); it != clients.end()) return it->second;
+    net::ClientOptions options;
+    options.server = std::string(ServerOf(w.url));
+    options.ca_pem = w.ca_pem;
+    options.max_connections = 4;
+    options.user_agent = "copse-apiserver-admission";
+    auto created = net::HttpClient::Create(std::move(options), io.executor());
+    if (!created.ok()) return std::move(created).error();
+    // A configuration that changes often must not grow the map without bound.
+    if (clients.size() >= 64) clients.clear();
+    clients.emplace(key, *created);
+    return *created;
+  }
+
+  // "https://host:port" of a webhook URL.
+  static std::string_view ServerOf(std::string_view url) {
+    constexpr std::string_view kHttps = "https://";
+    const size_t slash = url.find('/', kHttps.size());
+    return slash == std::string_view::npos ? url : url.substr(0, slash);
+  }
+};
 
 Result<std::string> Post(const Webhook& w, const std::string& body) {
   std::string_view url = w.url;
@@ -208,32 +183,25 @@ Result<std::string> Post(const Webhook& w, const std::string& body) {
   if (url.substr(0, kHttps.size()) != kHttps) {
     return MakeError(ErrorCode::kInvalid, "webhook URL must be https: " + w.url);
   }
-  url.remove_prefix(kHttps.size());
-  size_t slash = url.find('/');
-  std::string_view authority = url.substr(0, slash);
-  Call call;
-  call.target = slash == std::string_view::npos ? "/" : std::string(url.substr(slash));
-  size_t colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
-    call.host = std::string(authority.substr(0, colon));
-    call.port = std::string(authority.substr(colon + 1));
-  } else {
-    call.host = std::string(authority);
-    call.port = "443";
+  Transport& transport = Transport::Get();
+  auto client = transport.ClientFor(w);
+  if (!client.ok()) return std::move(client).error();
+  const std::string_view server = Transport::ServerOf(url);
+  net::ClientRequest request;
+  request.method = "POST";
+  request.target = url.size() > server.size() ? std::string(url.substr(server.size())) : "/";
+  request.body = body;
+  request.content_type = "application/json";
+  request.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(w.timeout);
+  request.deadline = std::chrono::steady_clock::now() + w.timeout;
+  request.label = "POST " + w.url;
+  auto response = transport.io.Run((*client)->Send(std::move(request)));
+  if (!response.ok()) return std::move(response).error();
+  if (response->status != 200) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "webhook answered HTTP " + std::to_string(response->status));
   }
-  call.body = body;
-  asio::io_context ioc;
-  ssl::context ctx(ssl::context::tls_client);
-  ctx.set_verify_mode(ssl::verify_peer);
-  boost::system::error_code ec;
-  if (!w.ca_pem.empty()) {
-    ctx.add_certificate_authority(asio::buffer(w.ca_pem), ec);
-  } else {
-    ctx.set_default_verify_paths(ec);
-  }
-  asio::co_spawn(ioc, DoCall(&call, &ctx), asio::detached);
-  ioc.run_for(w.timeout);
-  return std::move(call.result);
+  return std::move(response->body);
 }
 
 std::string RandomUid() {

@@ -1,8 +1,18 @@
 #pragma once
 // The embedded Kubernetes-compatible API server behind `copse local`, the
-// integration tests and the benchmarks. Served with Boost.Beast on loopback
+// integration tests and the benchmarks. Served by net::Server on loopback
 // only, over HTTP and HTTPS (self-signed certificate generated at start-up),
 // with an optional static bearer token.
+//
+// Limits, as kube-apiserver has them (each refusal is a Status naming it):
+//   - request bodies above max_request_body_bytes: 413, refused while the
+//     body arrives (it is never read whole);
+//   - JSON nested deeper than kMaxJsonDepth levels: 400, found by an
+//     iterative scan before anything parses the body;
+//   - a stored object above StoreOptions::max_object_bytes: 413 (ConfigMaps and Secrets
+//     meet their own 1 MiB data limit first: 422);
+//   - fields of ConfigMap, Secret, Node and Pod with the wrong JSON type: 422
+//     naming the field.
 //
 // Split in two, like kube-apiserver and etcd:
 //   - Store: the data (objects as JSON text, resourceVersions, watch history,
@@ -26,13 +36,16 @@
 
 namespace copse::apiserver {
 
-class Store;  // kube/apiserver/store.h
+class Store;  // apiserver/store.h
 
 struct StoreOptions {
   // Watch events kept for resuming watches; a watch from an older
   // resourceVersion gets 410 Gone (kube-apiserver's watch cache window).
   size_t watch_history = 200000;
   std::shared_ptr<const Clock> clock;  // default: RealClock
+  // Writes whose stored JSON would exceed this are refused with 413: etcd's
+  // default request limit (1.5 MiB) is where kube-apiserver stops.
+  size_t max_object_bytes = 1536 * 1024;
 };
 
 // Creates a Store with every built-in resource registered (core/v1 pods,
@@ -62,6 +75,9 @@ struct Options {
   uint64_t seed = 1;
   // Watches with allowWatchBookmarks=true get a BOOKMARK this often.
   std::chrono::milliseconds bookmark_interval{5000};
+  // Request bodies above this are refused with 413 (kube-apiserver: 3 MiB,
+  // `copse local --max-request-body-bytes`).
+  size_t max_request_body_bytes = size_t{3} << 20;
   // A watch stream that has just written waits this long before its next
   // write, so a burst of events goes out in a few chunks instead of one
   // write (and one wake-up of the client) per event or two. The first event

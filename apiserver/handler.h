@@ -9,8 +9,8 @@
 // A WatchSession is used by one connection at a time.
 
 #include <chrono>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -19,18 +19,13 @@
 #include <vector>
 
 #include "apiserver/store.h"
+#include "net/server.h"
 
 namespace copse::apiserver {
 
-struct HttpRequest {
-  std::string_view method;  // "GET", "POST", ...
-  std::string_view target;  // "/api/v1/pods?watch=1"
-  std::string_view host;    // Host header, for discovery's serverAddress
-  std::string_view accept;
-  std::string_view content_type;
-  std::string_view authorization;
-  std::string_view body;
-};
+// method, target, host (for discovery's serverAddress), accept,
+// content_type, authorization, body, ...
+using HttpRequest = net::Request;
 
 // A started watch: the transport writes Serialize()d events as they arrive,
 // bookmarks every `bookmark_interval` when `bookmarks`, and ends the stream

@@ -1,30 +1,21 @@
-// OpsServer: one coroutine per connection on a strand: read a request (with a
-// deadline), answer it inline (checks are quick), write, keep-alive.
+// OpsServer: the handler of a net::Server (plain HTTP): requests are answered
+// inline (checks are quick).
 
 #include "scheduler/config/ops_server.h"
 
-#include <atomic>
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <algorithm>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
-namespace copse::scheduler::config {
+#include "net/server.h"
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = asio::ip::tcp;
+namespace copse::scheduler::config {
 
 namespace {
 
-constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto kIdleTimeout = std::chrono::seconds(30);
 constexpr auto kWriteTimeout = std::chrono::seconds(10);
 constexpr size_t kMaxRequestBody = 64 * 1024;
@@ -36,7 +27,7 @@ struct NamedCheck {
 };
 
 struct Reply {
-  http::status status = http::status::ok;
+  int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
 };
@@ -109,13 +100,7 @@ copse::Status RunCheck(const NamedCheck& c) {
 
 struct OpsServer::Impl {
   OpsServerOptions options;
-  std::unique_ptr<asio::io_context> ioc;
-  std::unique_ptr<tcp::acceptor> acceptor;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::vector<std::thread> threads;
-  uint16_t port = 0;
-  std::atomic<bool> stopped{false};
-  std::mutex stop_mu;
+  std::unique_ptr<net::Server> server;
 
   std::mutex mu;                      // guards checks and metrics
   std::vector<NamedCheck> checks[3];  // by kEndpoints index
@@ -150,9 +135,7 @@ struct OpsServer::Impl {
 
   Reply HandleChecks(size_t endpoint, std::string_view sub, const Query& query);
   Reply Handle(std::string_view target);
-
-  asio::awaitable<void> Accept();
-  asio::awaitable<void> Serve(tcp::socket socket);
+  net::Response Serve(const net::Request& request);
 };
 
 Reply OpsServer::Impl::HandleChecks(size_t endpoint, std::string_view sub, const Query& query) {
@@ -166,12 +149,12 @@ Reply OpsServer::Impl::HandleChecks(size_t endpoint, std::string_view sub, const
       if (s.ok()) {
         reply.body = "ok";
       } else {
-        reply.status = http::status::internal_server_error;
+        reply.status = 500;
         reply.body = "internal server error: " + s.error().message + "\n";
       }
       return reply;
     }
-    reply.status = http::status::not_found;
+    reply.status = 404;
     reply.body = "404 page not found\n";
     return reply;
   }
@@ -204,7 +187,7 @@ Reply OpsServer::Impl::HandleChecks(size_t endpoint, std::string_view sub, const
     listing += "\n";
   }
   if (failed) {
-    reply.status = http::status::internal_server_error;
+    reply.status = 500;
     reply.body = listing + std::string(endpoint_name) + " check failed\n";
   } else if (query.verbose) {
     reply.body = listing + std::string(endpoint_name) + " check passed\n";
@@ -227,7 +210,7 @@ Reply OpsServer::Impl::Handle(std::string_view target) {
     }
     Reply reply;
     if (!handler || !*handler) {
-      reply.status = http::status::not_found;
+      reply.status = 404;
       reply.body = "404 page not found\n";
       return reply;
     }
@@ -235,7 +218,7 @@ Reply OpsServer::Impl::Handle(std::string_view target) {
       reply.body = (*handler)();
       reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
     } catch (const std::exception& e) {
-      reply.status = http::status::internal_server_error;
+      reply.status = 500;
       reply.body = std::string("internal server error: ") + e.what() + "\n";
     }
     return reply;
@@ -250,62 +233,26 @@ Reply OpsServer::Impl::Handle(std::string_view target) {
     if (rest[0] == '/' && rest.size() > 1) return HandleChecks(i, rest.substr(1), query);
   }
   Reply reply;
-  reply.status = http::status::not_found;
+  reply.status = 404;
   reply.body = "404 page not found\n";
   return reply;
 }
 
-asio::awaitable<void> OpsServer::Impl::Accept() {
-  for (;;) {
-    auto strand = asio::make_strand(*ioc);
-    auto [ec, socket] = co_await acceptor->async_accept(strand, kTuple);
-    if (ec) {
-      if (ec == asio::error::operation_aborted || stopped.load()) co_return;
-      continue;
-    }
-    socket.set_option(tcp::no_delay(true), ec);
-    auto executor = socket.get_executor();
-    asio::co_spawn(executor, Serve(std::move(socket)), asio::detached);
+net::Response OpsServer::Impl::Serve(const net::Request& req) {
+  net::Response res;
+  res.headers = {{"Server", "copse"}, {"X-Content-Type-Options", "nosniff"}};
+  if (req.method != "GET" && req.method != "HEAD") {
+    res.status = 405;
+    res.headers.emplace_back("Allow", "GET, HEAD");
+    res.content_type = "text/plain; charset=utf-8";
+    res.body = "405 method not allowed\n";
+    return res;
   }
-}
-
-asio::awaitable<void> OpsServer::Impl::Serve(tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
-  beast::flat_buffer buffer;
-  for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.body_limit(kMaxRequestBody);
-    stream.expires_after(kIdleTimeout);
-    auto [read_ec, read_n] = co_await http::async_read(stream, buffer, parser, kTuple);
-    (void)read_n;
-    if (read_ec) break;
-    const http::request<http::string_body>& req = parser.get();
-    http::response<http::string_body> res;
-    res.version(req.version());
-    res.keep_alive(req.keep_alive());
-    res.set(http::field::server, "copse");
-    res.set(http::field::cache_control, "no-cache, private");
-    res.set("X-Content-Type-Options", "nosniff");
-    if (req.method() != http::verb::get && req.method() != http::verb::head) {
-      res.result(http::status::method_not_allowed);
-      res.set(http::field::allow, "GET, HEAD");
-      res.set(http::field::content_type, "text/plain; charset=utf-8");
-      res.body() = "405 method not allowed\n";
-    } else {
-      Reply reply = Handle(req.target());
-      res.result(reply.status);
-      res.set(http::field::content_type, reply.content_type);
-      res.body() = std::move(reply.body);
-    }
-    res.prepare_payload();
-    if (req.method() == http::verb::head) res.body().clear();  // Content-Length stays
-    stream.expires_after(kWriteTimeout);
-    auto [write_ec, write_n] = co_await http::async_write(stream, res, kTuple);
-    (void)write_n;
-    if (write_ec || !res.keep_alive()) break;
-  }
-  beast::error_code ec;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  Reply reply = Handle(req.target);
+  res.status = reply.status;
+  res.content_type = std::move(reply.content_type);
+  res.body = std::move(reply.body);
+  return res;  // a HEAD response keeps Content-Length but loses the body (net::Server)
 }
 
 OpsServer::OpsServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -314,48 +261,28 @@ OpsServer::~OpsServer() { Stop(); }
 
 Result<std::unique_ptr<OpsServer>> OpsServer::Start(OpsServerOptions options) {
   auto impl = std::make_unique<Impl>();
-  if (options.threads < 1) options.threads = 1;
-  boost::system::error_code ec;
-  const asio::ip::address address = asio::ip::make_address(options.address, ec);
-  if (ec) {
-    return MakeError(ErrorCode::kInvalid,
-                     "ops server: bad listen address \"" + options.address + "\": " + ec.message());
-  }
-  impl->ioc = std::make_unique<asio::io_context>(options.threads);
-  impl->acceptor = std::make_unique<tcp::acceptor>(*impl->ioc);
-  const tcp::endpoint endpoint(address, options.port);
-  impl->acceptor->open(endpoint.protocol(), ec);
-  if (!ec) impl->acceptor->set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) impl->acceptor->bind(endpoint, ec);
-  if (!ec) impl->acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return MakeError(ErrorCode::kUnavailable, "ops server: listen " + options.address + ":" +
-                                                  std::to_string(options.port) + ": " +
-                                                  ec.message());
-  }
-  impl->port = impl->acceptor->local_endpoint().port();
-  impl->options = std::move(options);
+  net::ServerOptions server_options;
+  server_options.address = options.address;
+  server_options.listeners.push_back({options.port, false});
+  server_options.threads = std::max(options.threads, 1);
+  server_options.max_body_bytes = kMaxRequestBody;
+  server_options.read_timeout = kIdleTimeout;
+  server_options.write_timeout = kWriteTimeout;
   Impl* raw = impl.get();
-  asio::co_spawn(*raw->ioc, raw->Accept(), asio::detached);
-  raw->work.emplace(raw->ioc->get_executor());
-  for (int i = 0; i < raw->options.threads; ++i) {
-    raw->threads.emplace_back([raw] { raw->ioc->run(); });
+  auto server = net::Server::Start(std::move(server_options),
+                                   [raw](const net::Request& req) { return raw->Serve(req); });
+  if (!server.ok()) {
+    Error error = std::move(server).error();
+    error.message = "ops server: " + error.message;
+    return error;
   }
+  impl->server = std::move(server).value();
+  impl->options = std::move(options);
   return std::unique_ptr<OpsServer>(new OpsServer(std::move(impl)));
 }
 
 void OpsServer::Stop() {
-  if (!impl_) return;
-  std::lock_guard<std::mutex> lock(impl_->stop_mu);
-  if (impl_->stopped.exchange(true)) return;
-  impl_->work.reset();
-  impl_->ioc->stop();
-  for (std::thread& t : impl_->threads) t.join();
-  impl_->threads.clear();
-  // Destroying the acceptor and then the io_context closes the listener and
-  // destroys every connection's coroutine frame (closing its socket).
-  impl_->acceptor.reset();
-  impl_->ioc.reset();
+  if (impl_ && impl_->server) impl_->server->Stop();
 }
 
 copse::Status OpsServer::AddHealthzCheck(std::string name, Check check) {
@@ -376,14 +303,14 @@ void OpsServer::SetMetricsHandler(MetricsHandler handler) {
   impl_->metrics = std::move(shared);
 }
 
-uint16_t OpsServer::port() const noexcept { return impl_->port; }
+uint16_t OpsServer::port() const noexcept { return impl_->server->port(); }
 
 const std::string& OpsServer::address() const noexcept { return impl_->options.address; }
 
 std::string OpsServer::url() const {
   const std::string& a = impl_->options.address;
   const bool v6 = a.find(':') != std::string::npos;
-  return "http://" + (v6 ? "[" + a + "]" : a) + ":" + std::to_string(impl_->port);
+  return "http://" + (v6 ? "[" + a + "]" : a) + ":" + std::to_string(port());
 }
 
 }  // namespace copse::scheduler::config
