@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "core/names.h"
+
 namespace copse::apiserver {
 
 Error BadRequest(std::string message) {
@@ -15,42 +17,14 @@ Error BadRequest(std::string message) {
 
 namespace {
 
-bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-
-// Label names/values: at most 63 characters, alphanumerics at both ends,
-// '-', '_', '.' inside. Values may be empty.
-bool IsLabelName(std::string_view s, bool allow_empty) {
-  if (s.empty()) return allow_empty;
-  if (s.size() > 63) return false;
-  if (!IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-bool IsDnsSubdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  if (!IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (std::islower(static_cast<unsigned char>(c)) != 0) ||
-           (std::isdigit(static_cast<unsigned char>(c)) != 0) || c == '-' || c == '.';
-  });
-}
-
+// labels.NewRequirement's key check, with upstream's messages (core/names.h).
 std::string CheckKey(std::string_view key) {
-  std::string_view name = key;
-  const size_t slash = key.find('/');
-  if (slash != std::string_view::npos) {
-    if (!IsDnsSubdomain(key.substr(0, slash))) {
-      return "prefix part must be a lowercase RFC 1123 subdomain";
-    }
-    name = key.substr(slash + 1);
+  std::string out;
+  for (const std::string& m : IsQualifiedName(key)) {
+    if (!out.empty()) out += "; ";
+    out += m;
   }
-  if (!IsLabelName(name, false)) {
-    return "name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-           "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
-           "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-  }
-  return {};
+  return out;
 }
 
 bool IsIdentChar(char c) {
@@ -145,7 +119,7 @@ class LabelParser {
         if (value.empty() || ec != std::errc() || p != value.data() + value.size()) {
           return Fail("for 'Gt', 'Lt' operators, the value must be an integer");
         }
-      } else if (!IsLabelName(value, true)) {
+      } else if (!ValidLabelValue(value)) {
         return Fail("values[0][" + req.key + "]: Invalid value: \"" + std::string(value) +
                     "\": a valid label must be an empty string or consist of alphanumeric "
                     "characters, '-', '_' or '.', and must start and end with an alphanumeric "
@@ -170,7 +144,7 @@ class LabelParser {
     while (true) {
       SkipSpace();
       std::string_view value = Ident();
-      if (!IsLabelName(value, true)) {
+      if (!ValidLabelValue(value)) {
         return Fail("values[" + std::to_string(req.values.size()) + "][" + req.key +
                     "]: Invalid value: \"" + std::string(value) + "\": a valid label must be " +
                     "an empty string or consist of alphanumeric characters, '-', '_' or '.'");

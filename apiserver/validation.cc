@@ -6,13 +6,14 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <utility>
 
-#include "core/quantity.h"
 #include "apiserver/jsonpath.h"
+#include "core/quantity.h"
 
 namespace copse::apiserver {
 namespace {
@@ -155,92 +156,13 @@ class FieldErrors {
 // ---------------------------------------------------------------------------
 // k8s.io/apimachinery/pkg/util/validation.
 
-constexpr std::string_view kDns1123LabelFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-constexpr std::string_view kDns1123LabelErrMsg =
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
-    "must start and end with an alphanumeric character";
-constexpr std::string_view kDns1123SubdomainFmt =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-constexpr std::string_view kDns1123SubdomainErrMsg =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character";
-constexpr std::string_view kDns1035LabelFmt = "[a-z]([-a-z0-9]*[a-z0-9])?";
-constexpr std::string_view kDns1035LabelErrMsg =
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-    "alphabetic character, and end with an alphanumeric character";
-constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-constexpr std::string_view kQualifiedNameErrMsg =
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character";
-constexpr std::string_view kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-constexpr std::string_view kLabelValueErrMsg =
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character";
 constexpr std::string_view kFieldImmutable = "field is immutable";
 constexpr int64_t kTotalAnnotationSizeLimit = 256 * 1024;
 constexpr std::string_view kQuantityRegexError =
     "quantities must match the regular expression "
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 
-std::string RegexError(std::string_view msg, std::string_view fmt,
-                       std::initializer_list<std::string_view> examples) {
-  std::string out(msg);
-  if (examples.size() == 0)
-    return out + " (regex used for validation is '" + std::string(fmt) + "')";
-  out += " (e.g. ";
-  bool first = true;
-  for (std::string_view e : examples) {
-    if (!first) out += " or ";
-    first = false;
-    out += "'" + std::string(e) + "', ";
-  }
-  return out + "regex used for validation is '" + std::string(fmt) + "')";
-}
-
-std::string MaxLenError(size_t length) {
-  return "must be no more than " + std::to_string(length) + " characters";
-}
-
 bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
-
-bool MatchesDns1123Label(std::string_view s) {
-  if (s.empty() || !IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return IsLowerAlnum(c) || c == '-'; });
-}
-
-bool MatchesDns1123Subdomain(std::string_view s) {
-  if (s.empty()) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = s.find('.', start);
-    if (!MatchesDns1123Label(s.substr(start, dot - start))) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-bool MatchesDns1035Label(std::string_view s) {
-  if (s.empty() || !(s.front() >= 'a' && s.front() <= 'z') || !IsLowerAlnum(s.back())) {
-    return false;
-  }
-  return std::all_of(s.begin(), s.end(), [](char c) { return IsLowerAlnum(c) || c == '-'; });
-}
-
-bool MatchesQualifiedNamePart(std::string_view s) {
-  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-std::vector<std::string> IsValidLabelValue(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > 63) errs.push_back(MaxLenError(63));
-  if (!value.empty() && !MatchesQualifiedNamePart(value)) {
-    errs.push_back(RegexError(kLabelValueErrMsg, kLabelValueFmt, {"MyValue", "my_value", "12345"}));
-  }
-  return errs;
-}
 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
@@ -1650,69 +1572,6 @@ void CheckCustomKind(const Target& target, const std::string& data_kind, FieldEr
 }
 
 }  // namespace
-
-std::vector<std::string> IsDns1123Label(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > 63) errs.push_back(MaxLenError(63));
-  if (!MatchesDns1123Label(value)) {
-    if (MatchesDns1123Subdomain(value)) {
-      errs.push_back("must not contain dots");
-    } else {
-      errs.push_back(RegexError(kDns1123LabelErrMsg, kDns1123LabelFmt, {"my-name", "123-abc"}));
-    }
-  }
-  return errs;
-}
-
-std::vector<std::string> IsDns1123Subdomain(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > 253) errs.push_back(MaxLenError(253));
-  if (!MatchesDns1123Subdomain(value)) {
-    errs.push_back(RegexError(kDns1123SubdomainErrMsg, kDns1123SubdomainFmt, {"example.com"}));
-  }
-  return errs;
-}
-
-std::vector<std::string> IsDns1035Label(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > 63) errs.push_back(MaxLenError(63));
-  if (!MatchesDns1035Label(value)) {
-    errs.push_back(RegexError(kDns1035LabelErrMsg, kDns1035LabelFmt, {"my-name", "abc-123"}));
-  }
-  return errs;
-}
-
-std::vector<std::string> IsQualifiedName(std::string_view value) {
-  std::vector<std::string> errs;
-  std::string_view name = value;
-  const size_t slash = value.find('/');
-  if (slash != std::string_view::npos) {
-    if (value.find('/', slash + 1) != std::string_view::npos) {
-      errs.push_back(
-          "a qualified name " +
-          RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
-          " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
-      return errs;
-    }
-    const std::string_view prefix = value.substr(0, slash);
-    name = value.substr(slash + 1);
-    if (prefix.empty()) {
-      errs.push_back("prefix part must be non-empty");
-    } else {
-      for (const std::string& m : IsDns1123Subdomain(prefix)) errs.push_back("prefix part " + m);
-    }
-  }
-  if (name.empty()) {
-    errs.push_back("name part must be non-empty");
-  } else if (name.size() > 63) {
-    errs.push_back("name part " + MaxLenError(63));
-  }
-  if (!MatchesQualifiedNamePart(name)) {
-    errs.push_back("name part " + RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt,
-                                             {"MyName", "my.name", "123-abc"}));
-  }
-  return errs;
-}
 
 Error InvalidError(std::string_view kind, std::string_view name, std::string_view cause) {
   return Error{ErrorCode::kInvalid,

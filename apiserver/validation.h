@@ -71,6 +71,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/names.h"
 #include "core/result.h"
 
 namespace copse::apiserver {
@@ -109,13 +110,8 @@ Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& ne
                          std::string_view resource, bool namespaced,
                          std::string_view subresource = {});
 
-// Upstream's name validators, for the server's own use (e.g. URL names).
-// Each returns the list of messages (empty when valid), as upstream
-// k8s.io/apimachinery/pkg/util/validation returns []string.
-std::vector<std::string> IsDns1123Label(std::string_view value);
-std::vector<std::string> IsDns1123Subdomain(std::string_view value);
-std::vector<std::string> IsDns1035Label(std::string_view value);
-std::vector<std::string> IsQualifiedName(std::string_view value);
+// Upstream's name validators (IsDns1123Label, IsQualifiedName, ...) are
+// core/names.h's.
 
 // A 422 Invalid error in upstream's format for one field error, e.g.
 // InvalidError("Pod", "Foo", "metadata.name: Invalid value: \"Foo\": ...").

@@ -1,83 +1,16 @@
 #include "core/labels.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <limits>
 #include <set>
 #include <utility>
 
+#include "core/names.h"
+
 namespace copse {
 namespace {
 
-constexpr size_t kQualifiedNameMaxLength = 63;
-constexpr size_t kLabelValueMaxLength = 63;
-constexpr size_t kDns1123SubdomainMaxLength = 253;
 constexpr std::string_view kMetadataNameField = "metadata.name";
-
-constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-constexpr std::string_view kQualifiedNameErrMsg =
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character";
-constexpr std::string_view kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
-constexpr std::string_view kLabelValueErrMsg =
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character";
-constexpr std::string_view kDns1123SubdomainFmt =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-constexpr std::string_view kDns1123SubdomainErrMsg =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character";
-
-// ---------------------------------------------------------------------------
-// Character-level checks (allocation-free, used by Matches()).
-
-bool IsAlnum(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-bool IsLowerAlnum(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]
-bool MatchesQualifiedNameFmt(std::string_view s) noexcept {
-  if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-// [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*
-bool MatchesDns1123SubdomainFmt(std::string_view s) noexcept {
-  size_t start = 0;
-  while (true) {
-    const size_t dot = s.find('.', start);
-    const std::string_view label =
-        s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (label.empty() || !IsLowerAlnum(label.front()) || !IsLowerAlnum(label.back())) return false;
-    for (char c : label) {
-      if (!IsLowerAlnum(c) && c != '-') return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-bool IsDns1123Subdomain(std::string_view s) noexcept {
-  return s.size() <= kDns1123SubdomainMaxLength && MatchesDns1123SubdomainFmt(s);
-}
-
-bool IsQualifiedName(std::string_view key) noexcept {
-  std::string_view name = key;
-  const size_t slash = key.find('/');
-  if (slash != std::string_view::npos) {
-    if (key.find('/', slash + 1) != std::string_view::npos) return false;
-    const std::string_view prefix = key.substr(0, slash);
-    if (prefix.empty() || !IsDns1123Subdomain(prefix)) return false;
-    name = key.substr(slash + 1);
-  }
-  return name.size() <= kQualifiedNameMaxLength && MatchesQualifiedNameFmt(name);
-}
-
-bool IsLabelValue(std::string_view value) noexcept {
-  return value.size() <= kLabelValueMaxLength && (value.empty() || MatchesQualifiedNameFmt(value));
-}
 
 // strconv.ParseInt(s, 10, 64): optional sign, decimal digits, no blanks.
 bool ParseInt64(std::string_view s, int64_t& out) noexcept {
@@ -103,80 +36,6 @@ bool ParseInt64(std::string_view s, int64_t& out) noexcept {
   if (v == kLimit) return false;
   out = static_cast<int64_t>(v);
   return true;
-}
-
-// ---------------------------------------------------------------------------
-// Messages in the style of k8s.io/apimachinery/pkg/util/validation.
-
-std::string RegexError(std::string_view msg, std::string_view fmt,
-                       std::initializer_list<std::string_view> examples) {
-  std::string out(msg);
-  out += " (e.g. ";
-  bool first = true;
-  for (std::string_view example : examples) {
-    if (!first) out += " or ";
-    first = false;
-    out += '\'';
-    out += example;
-    out += "', ";
-  }
-  out += "regex used for validation is '";
-  out += fmt;
-  out += "')";
-  return out;
-}
-
-std::string MaxLenError(size_t n) {
-  return "must be no more than " + std::to_string(n) + " characters";
-}
-
-std::vector<std::string> Dns1123SubdomainErrors(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > kDns1123SubdomainMaxLength)
-    errs.push_back(MaxLenError(kDns1123SubdomainMaxLength));
-  if (!MatchesDns1123SubdomainFmt(value)) {
-    errs.push_back(RegexError(kDns1123SubdomainErrMsg, kDns1123SubdomainFmt, {"example.com"}));
-  }
-  return errs;
-}
-
-std::vector<std::string> QualifiedNameErrors(std::string_view key) {
-  std::vector<std::string> errs;
-  const std::string name_regex =
-      RegexError(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"});
-  std::string_view name = key;
-  const size_t slash = key.find('/');
-  if (slash != std::string_view::npos) {
-    if (key.find('/', slash + 1) != std::string_view::npos) {
-      errs.push_back("a qualified name " + name_regex +
-                     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
-      return errs;
-    }
-    const std::string_view prefix = key.substr(0, slash);
-    if (prefix.empty()) {
-      errs.push_back("prefix part must be non-empty");
-    } else {
-      for (const std::string& e : Dns1123SubdomainErrors(prefix))
-        errs.push_back("prefix part " + e);
-    }
-    name = key.substr(slash + 1);
-  }
-  if (name.empty()) {
-    errs.push_back("name part must be non-empty");
-  } else if (name.size() > kQualifiedNameMaxLength) {
-    errs.push_back("name part " + MaxLenError(kQualifiedNameMaxLength));
-  }
-  if (!MatchesQualifiedNameFmt(name)) errs.push_back("name part " + name_regex);
-  return errs;
-}
-
-std::vector<std::string> LabelValueErrors(std::string_view value) {
-  std::vector<std::string> errs;
-  if (value.size() > kLabelValueMaxLength) errs.push_back(MaxLenError(kLabelValueMaxLength));
-  if (!value.empty() && !MatchesQualifiedNameFmt(value)) {
-    errs.push_back(RegexError(kLabelValueErrMsg, kLabelValueFmt, {"MyValue", "my_value", "12345"}));
-  }
-  return errs;
 }
 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
@@ -237,7 +96,7 @@ Error InvalidError(std::string message) {
 // labels.NewRequirement: the checks a requirement must pass to be usable.
 
 void CheckKey(std::string_view key, const std::string& path, std::vector<std::string>& errs) {
-  if (auto key_errs = QualifiedNameErrors(key); !key_errs.empty()) {
+  if (auto key_errs = IsQualifiedName(key); !key_errs.empty()) {
     errs.push_back(FieldInvalid(path, key, Join(key_errs, "; ")));
   }
 }
@@ -245,7 +104,7 @@ void CheckKey(std::string_view key, const std::string& path, std::vector<std::st
 void CheckValues(const std::vector<std::string>& values, const std::string& path,
                  std::vector<std::string>& errs) {
   for (size_t i = 0; i < values.size(); ++i) {
-    if (auto value_errs = LabelValueErrors(values[i]); !value_errs.empty()) {
+    if (auto value_errs = IsValidLabelValue(values[i]); !value_errs.empty()) {
       errs.push_back(FieldInvalid(Indexed(path, i), values[i], Join(value_errs, "; ")));
     }
   }
@@ -297,7 +156,7 @@ void CheckNewRequirement(const Requirement& r, const std::string& prefix,
 
 // The same checks without messages, for Matches().
 bool IsUsableLabelRequirement(const Requirement& r) noexcept {
-  if (!IsQualifiedName(r.key)) return false;
+  if (!ValidQualifiedName(r.key)) return false;
   switch (r.op) {
     case SelectorOp::kIn:
     case SelectorOp::kNotIn:
@@ -318,7 +177,7 @@ bool IsUsableLabelRequirement(const Requirement& r) noexcept {
       return false;  // not node selector operators
   }
   return std::all_of(r.values.begin(), r.values.end(),
-                     [](const std::string& v) { return IsLabelValue(v); });
+                     [](const std::string& v) { return ValidLabelValue(v); });
 }
 
 bool IsUsableFieldRequirement(const Requirement& r) noexcept {
@@ -491,7 +350,7 @@ class SelectorParser {
     }
     if (item.tok != Tok::kIdentifier) return Fail(item.lit, "identifier");
     r.key = std::string(item.lit);
-    if (auto errs = QualifiedNameErrors(r.key); !errs.empty()) {
+    if (auto errs = IsQualifiedName(r.key); !errs.empty()) {
       error_ = FieldInvalid("key", r.key, Join(errs, "; "));
       return false;
     }
@@ -748,28 +607,28 @@ std::string Requirement::ToString() const {
 }
 
 Status ValidateQualifiedName(std::string_view name) {
-  if (auto errs = QualifiedNameErrors(name); !errs.empty()) {
+  if (auto errs = IsQualifiedName(name); !errs.empty()) {
     return InvalidError("invalid qualified name " + Quote(name) + ": " + Join(errs, "; "));
   }
   return Status::Ok();
 }
 
 Status ValidateLabelKey(std::string_view key) {
-  if (auto errs = QualifiedNameErrors(key); !errs.empty()) {
+  if (auto errs = IsQualifiedName(key); !errs.empty()) {
     return InvalidError("invalid label key " + Quote(key) + ": " + Join(errs, "; "));
   }
   return Status::Ok();
 }
 
 Status ValidateLabelValue(std::string_view value) {
-  if (auto errs = LabelValueErrors(value); !errs.empty()) {
+  if (auto errs = IsValidLabelValue(value); !errs.empty()) {
     return InvalidError("invalid label value " + Quote(value) + ": " + Join(errs, "; "));
   }
   return Status::Ok();
 }
 
 Status ValidateDns1123Subdomain(std::string_view name) {
-  if (auto errs = Dns1123SubdomainErrors(name); !errs.empty()) {
+  if (auto errs = IsDns1123Subdomain(name); !errs.empty()) {
     return InvalidError("invalid DNS subdomain " + Quote(name) + ": " + Join(errs, "; "));
   }
   return Status::Ok();
@@ -797,10 +656,10 @@ Result<LabelSelector> LabelSelector::FromParts(const Labels& match_labels,
                                                std::vector<Requirement> match_expressions) {
   std::vector<std::string> errs;
   for (const auto& [key, value] : match_labels) {
-    if (auto key_errs = QualifiedNameErrors(key); !key_errs.empty()) {
+    if (auto key_errs = IsQualifiedName(key); !key_errs.empty()) {
       errs.push_back(FieldInvalid("matchLabels", key, Join(key_errs, "; ")));
     }
-    if (auto value_errs = LabelValueErrors(value); !value_errs.empty()) {
+    if (auto value_errs = IsValidLabelValue(value); !value_errs.empty()) {
       errs.push_back(FieldInvalid("matchLabels", value, Join(value_errs, "; ")));
     }
   }
@@ -940,7 +799,7 @@ Status NodeSelectorTerm::Validate() const {
       errs.push_back(FieldInvalid(path + ".key", r.key, "not a valid field selector key"));
     } else {
       for (size_t j = 0; j < r.values.size(); ++j) {
-        for (const std::string& e : Dns1123SubdomainErrors(r.values[j])) {
+        for (const std::string& e : IsDns1123Subdomain(r.values[j])) {
           errs.push_back(FieldInvalid(Indexed(path + ".values", j), r.values[j], e));
         }
       }

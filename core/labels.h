@@ -60,7 +60,8 @@ struct Requirement {
 // 63 chars) and value (at most 63 chars, alphanumerics and -_. inside).
 Status ValidateLabelKey(std::string_view key);
 Status ValidateLabelValue(std::string_view value);
-// The "qualified name" rule behind label keys, also used for resource names.
+// The "qualified name" rule behind label keys, also used for resource names
+// (the rules and messages are core/names.h's).
 Status ValidateQualifiedName(std::string_view name);
 // RFC 1123 subdomain (lower case, at most 253 chars), e.g. a node name.
 Status ValidateDns1123Subdomain(std::string_view name);

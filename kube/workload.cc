@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/labels.h"
+#include "core/names.h"
 #include "kube/codec_json.h"
 
 namespace copse::kube {
@@ -128,16 +129,6 @@ using v1alpha2_codec::ReadSchedulingConstraints;
 using v1alpha2_codec::ReadSchedulingPolicy;
 
 std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
-bool IsDns1123Label(std::string_view s) noexcept {
-  if (s.empty() || s.size() > 63) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s) {
-    if (!alnum(c) && c != '-') return false;
-  }
-  return true;
-}
 
 bool ReadControllerRef(Reader& r, Element e, TypedLocalObjectReference& out) {
   return ForEachField(r, e, [&](std::string_view key, Element v) {
@@ -315,7 +306,7 @@ Status Workload::Validate() const {
     const std::string prefix = "spec.podGroupTemplates[" + std::to_string(i) + "]";
     if (t.name.empty()) {
       errors.push_back(prefix + ".name: Required value");
-    } else if (!IsDns1123Label(t.name)) {
+    } else if (!ValidDns1123Label(t.name)) {
       errors.push_back(prefix + ".name: Invalid value: " + Quote(t.name) +
                        ": must be a DNS label (lower case alphanumerics and '-', at most 63)");
     } else if (!names.insert(t.name).second) {
