@@ -13,22 +13,23 @@
 #include <random>
 #include <string>
 
-#include "core/quantity.h"
+#include "apiserver/admission.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
+#include "cmd/copse/commands.h"
+#include "core/quantity.h"
 #include "deploy/crds.h"
 #include "grove/operator.h"
 #include "grove/webhook/webhook.h"
-#include "apiserver/admission.h"
 #include "kube/client.h"
+#include "kube/yaml.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/registry.h"
 #include "scheduler/config/config.h"
 #include "scheduler/options_from_config.h"
 #include "scheduler/scheduler.h"
-#include "cmd/copse/commands.h"
 
 namespace copse::cmd {
 using namespace copse::scheduler;  // the commands wire the scheduler library together
@@ -60,7 +61,7 @@ Status WriteFileMode0600(const std::string& path, const std::string& content) {
 Status InstallCrds(api::Store& store) {
   for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
     if (!file.path.starts_with("crds/copse/") && !file.path.starts_with("crds/grove/")) continue;
-    Result<std::vector<std::string>> docs = deploy::YamlDocumentsToJson(file.content);
+    Result<std::vector<std::string>> docs = kube::YamlDocumentsToJson(file.content);
     if (!docs.ok()) return MakeError(docs.error().code, std::string(file.path) + ": " + docs.error().message);
     for (const std::string& json : *docs) {
       auto created = store.Create(kube::resources::kCustomResourceDefinitions, "", json);
@@ -86,20 +87,20 @@ int RunLocal(int argc, char** argv) {
   int64_t pod_ready_delay_ms = 500;
   int64_t watch_history = 200000;
   int threads = 1;
+  int64_t max_request_body_bytes = int64_t{3} << 20;
   bool no_scheduler = false;
   bool no_grove = false;
   std::string config_path;
   int scheduler_parallelism = 0;
 
   po::options_description desc("copse local [flags]");
-  desc.add_options()("help,h", "show this help")(
-      "port", po::value(&port)->default_value(port),
-      "HTTPS port on 127.0.0.1 (0 picks a free port)")(
+  desc.add_options()("help,h", "show this help")("port", po::value(&port)->default_value(port),
+                                                 "HTTPS port on 127.0.0.1 (0 picks a free port)")(
       "http-port", po::value(&http_port)->default_value(http_port),
       "plain HTTP port on 127.0.0.1 (0 picks a free port)")(
       "kubeconfig-out", po::value(&kubeconfig_out)->default_value(kubeconfig_out),
-      "where to write the kubeconfig for kubectl")(
-      "nodes", po::value(&nodes)->default_value(nodes), "number of synthetic nodes")(
+      "where to write the kubeconfig for kubectl")("nodes", po::value(&nodes)->default_value(nodes),
+                                                   "number of synthetic nodes")(
       "node-shape", po::value(&node_shape)->default_value(node_shape),
       "allocatable of each node, e.g. cpu=64,memory=512Gi,nvidia.com/gpu=8")(
       "topology", po::value(&topology_text),

@@ -1,14 +1,14 @@
 #include "grove/api/crds.h"
 
 #include "core/check.h"
-#include "grove/api/yaml.h"
+#include "kube/yaml.h"
 
 namespace copse::grove::api {
 
 std::vector<std::string> CrdManifests() {
   std::vector<std::string> out;
   for (const auto& [name, text] : CrdManifestTexts()) {
-    auto docs = YamlToJsonDocuments(text);
+    auto docs = kube::YamlDocumentsToJson(text);
     COPSE_CHECK(docs.ok()) << "compiled-in CRD manifest " << name << " does not parse";
     for (auto& doc : *docs) out.push_back(std::move(doc));
   }

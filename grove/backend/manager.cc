@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "grove/api/yaml.h"
+#include "kube/yaml.h"
 
 namespace copse::grove::backend {
 
@@ -54,7 +54,7 @@ Result<KubeSchedulerConfig> ParseKubeSchedulerConfig(std::string_view text,
 }
 
 Result<SchedulerConfiguration> ParseOperatorConfiguration(std::string_view text) {
-  auto docs = api::YamlToJsonDocuments(text);
+  auto docs = kube::YamlDocumentsToJson(text);
   if (!docs.ok()) return docs.error();
   SchedulerConfiguration out;
   if (docs->empty()) return out;

@@ -23,17 +23,17 @@
 #include <thread>
 #include <vector>
 
-#include "grove/api/crds.h"
-#include "grove/api/names.h"
-#include "grove/api/types.h"
-#include "grove/api/yaml.h"
-#include "grove/operator.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
+#include "grove/api/crds.h"
+#include "grove/api/names.h"
+#include "grove/api/types.h"
+#include "grove/operator.h"
 #include "kube/client.h"
 #include "kube/pod.h"
+#include "kube/yaml.h"
 
 namespace copse::grove::testing {
 
@@ -54,7 +54,7 @@ inline std::string ReadSourceFile(const std::string& relative) {
 }
 
 inline std::vector<std::string> YamlDocs(const std::string& text) {
-  auto docs = api::YamlToJsonDocuments(text);
+  auto docs = kube::YamlDocumentsToJson(text);
   EXPECT_TRUE(docs.ok()) << (docs.ok() ? "" : docs.error().ToString());
   return docs.ok() ? *docs : std::vector<std::string>{};
 }

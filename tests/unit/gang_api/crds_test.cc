@@ -1,6 +1,6 @@
-// deploy/crds.h: YAML -> JSON, the embedded CRDs (each converts, decodes as a
-// CustomResourceDefinition and has a structural schema), and installing them
-// into an embedded API server makes the gang resources served.
+// deploy/crds.h: the embedded CRDs (each converts with kube/yaml.h, decodes
+// as a CustomResourceDefinition and has a structural schema), and installing
+// them into an embedded API server makes the gang resources served.
 
 #include "deploy/crds.h"
 
@@ -16,122 +16,12 @@
 #include "kube/custom_resource_definition.h"
 #include "kube/pod_group.h"
 #include "kube/topology.h"
+#include "kube/yaml.h"
 
 namespace copse::deploy {
 namespace {
 
 using nlohmann::json;
-using ::testing::HasSubstr;
-
-json YamlJson(std::string_view yaml) {
-  Result<std::string> converted = YamlToJson(yaml);
-  EXPECT_TRUE(converted.ok()) << converted.error().message;
-  return converted.ok() ? json::parse(*converted) : json();
-}
-
-std::string YamlError(std::string_view yaml) {
-  Result<std::string> converted = YamlToJson(yaml);
-  EXPECT_FALSE(converted.ok()) << *converted;
-  if (converted.ok()) return {};
-  EXPECT_EQ(converted.error().code, ErrorCode::kInvalid);
-  return converted.error().message;
-}
-
-TEST(YamlToJson, ScalarTypesFollowTheCoreSchema) {
-  json j = YamlJson(R"(
-int: 42
-negative: -7
-plus: +3
-hex: 0x1F
-octal: 0o17
-leading_zero: 012
-big: 9223372036854775807
-smallest: -9223372036854775808
-float: 1.5
-exp: 1e3
-dot: .5
-yes_no: yes
-on: off
-t: true
-T: True
-f: FALSE
-nul: null
-tilde: ~
-empty:
-quoted_true: "True"
-quoted_int: '42'
-str_tag: !!str 7
-version: 1.2.3
-time: 2025-01-01T00:00:00Z
-block: |
-  line one
-  line two
-folded: >-
-  a
-  b
-list: [1, "two", 3.0, null]
-nested: {a: {b: [x, {c: d}]}}
-)");
-  EXPECT_EQ(j["int"], 42);
-  EXPECT_TRUE(j["int"].is_number_integer());
-  EXPECT_EQ(j["negative"], -7);
-  EXPECT_EQ(j["plus"], 3);
-  EXPECT_EQ(j["hex"], 31);
-  EXPECT_EQ(j["octal"], 15);
-  EXPECT_EQ(j["leading_zero"], 12);
-  EXPECT_EQ(j["big"], INT64_MAX);
-  EXPECT_EQ(j["smallest"], INT64_MIN);
-  EXPECT_TRUE(j["float"].is_number_float());
-  EXPECT_DOUBLE_EQ(j["float"].get<double>(), 1.5);
-  EXPECT_DOUBLE_EQ(j["exp"].get<double>(), 1000.0);
-  EXPECT_DOUBLE_EQ(j["dot"].get<double>(), 0.5);
-  EXPECT_EQ(j["yes_no"], "yes");  // YAML 1.1 words stay strings
-  EXPECT_EQ(j["on"], "off");
-  EXPECT_EQ(j["t"], true);
-  EXPECT_EQ(j["T"], true);
-  EXPECT_EQ(j["f"], false);
-  EXPECT_TRUE(j["nul"].is_null());
-  EXPECT_TRUE(j["tilde"].is_null());
-  EXPECT_TRUE(j["empty"].is_null());
-  EXPECT_EQ(j["quoted_true"], "True");
-  EXPECT_EQ(j["quoted_int"], "42");
-  EXPECT_EQ(j["str_tag"], "7");
-  EXPECT_EQ(j["version"], "1.2.3");
-  EXPECT_EQ(j["time"], "2025-01-01T00:00:00Z");
-  EXPECT_EQ(j["block"], "line one\nline two\n");
-  EXPECT_EQ(j["folded"], "a b");
-  EXPECT_EQ(j["list"], json::parse(R"([1, "two", 3.0, null])"));
-  EXPECT_EQ(j["nested"]["a"]["b"][1]["c"], "d");
-}
-
-TEST(YamlToJson, MultipleDocuments) {
-  const char* yaml = "---\na: 1\n---\n# only a comment\n---\nkind: B\n...\n";
-  Result<std::vector<std::string>> docs = YamlDocumentsToJson(yaml);
-  ASSERT_TRUE(docs.ok()) << docs.error().message;
-  ASSERT_EQ(docs->size(), 2u);
-  EXPECT_EQ((*docs)[0], R"({"a":1})");
-  EXPECT_EQ((*docs)[1], R"({"kind":"B"})");
-  EXPECT_EQ(YamlJson(yaml),
-            json::parse(R"({"apiVersion":"v1","kind":"List","items":[{"a":1},{"kind":"B"}]})"));
-  EXPECT_EQ(YamlJson("[1, 2]"), json::parse("[1, 2]"));
-  Result<std::vector<std::string>> none = YamlDocumentsToJson("# nothing\n");
-  ASSERT_TRUE(none.ok());
-  EXPECT_TRUE(none->empty());
-  EXPECT_EQ(YamlError("# nothing\n"), "yaml: no document");
-}
-
-TEST(YamlToJson, ErrorsSayWhereAndWhat) {
-  EXPECT_EQ(YamlError("a: [1, 2\nb: 3\n"),
-            "yaml: line 2, column 2: end of sequence flow not found");
-  EXPECT_EQ(YamlError("spec:\n  versions:\n  - name: v1\n    name: v2\n"),
-            "spec.versions[0]: duplicate key \"name\"");
-  EXPECT_EQ(YamlError("a: 1\n---\nx: {y: .inf}\n"),
-            "document 2: x.y: the value .inf has no JSON representation");
-  EXPECT_EQ(YamlError("n: 9223372036854775808\n"),
-            "n: integer 9223372036854775808 does not fit in 64 bits");
-  EXPECT_EQ(YamlError("n: !custom 3\n"), "n: unsupported tag \"!custom\"");
-  EXPECT_EQ(YamlError("? [a, b]\n: c\n"), "mapping keys must be scalars");
-}
 
 // A CRD schema is structural when every node states its type (or is an
 // int-or-string); checked on the CRDs this change ships.
@@ -172,7 +62,7 @@ TEST(BuiltinCrds, EveryFileConvertsAndDecodes) {
     paths.insert(std::string(file.path));
     EXPECT_TRUE(file.path.starts_with("crds/"));
     EXPECT_TRUE(file.path.ends_with(".yaml"));
-    Result<std::vector<std::string>> docs = YamlDocumentsToJson(file.content);
+    Result<std::vector<std::string>> docs = kube::YamlDocumentsToJson(file.content);
     ASSERT_TRUE(docs.ok()) << docs.error().message;
     ASSERT_FALSE(docs->empty());
     for (const std::string& doc : *docs) {
@@ -207,7 +97,7 @@ TEST(BuiltinCrds, EveryFileConvertsAndDecodes) {
 TEST(BuiltinCrds, CopsePodGroupCrdShape) {
   for (const EmbeddedFile& file : BuiltinCrds()) {
     if (file.path != "crds/copse/scheduling.copse.dev_podgroups.yaml") continue;
-    Result<std::string> doc = YamlToJson(file.content);
+    Result<std::string> doc = kube::YamlToJson(file.content);
     ASSERT_TRUE(doc.ok());
     Result<kube::CustomResourceDefinition> crd = kube::CustomResourceDefinition::Decode(*doc);
     ASSERT_TRUE(crd.ok());
@@ -290,7 +180,7 @@ TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
   std::unique_ptr<apiserver::ApiServer> server = std::move(started).value();
   apiserver::Store& store = server->store();
 
-  Result<std::string> copse_json = YamlToJson(kCopsePodGroupYaml);
+  Result<std::string> copse_json = kube::YamlToJson(kCopsePodGroupYaml);
   ASSERT_TRUE(copse_json.ok());
   // Before the CRDs copse PodGroups are not served.
   auto before = store.Create(kube::resources::kCopsePodGroups, "default", *copse_json);
@@ -298,7 +188,7 @@ TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
   EXPECT_EQ(before.error().code, ErrorCode::kNotFound);
 
   for (const EmbeddedFile& file : BuiltinCrds()) {
-    Result<std::vector<std::string>> docs = YamlDocumentsToJson(file.content);
+    Result<std::vector<std::string>> docs = kube::YamlDocumentsToJson(file.content);
     ASSERT_TRUE(docs.ok());
     for (const std::string& doc : *docs) {
       auto created = store.Create(kube::resources::kCustomResourceDefinitions, "", doc);
@@ -341,7 +231,7 @@ TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
   EXPECT_EQ(pg->spec.min_member, 10);  // the status write left the spec alone
 
   // Topology (cluster-scoped).
-  Result<std::string> topology_json = YamlToJson(kTopologyYaml);
+  Result<std::string> topology_json = kube::YamlToJson(kTopologyYaml);
   ASSERT_TRUE(topology_json.ok());
   ASSERT_TRUE(store.Create(kube::resources::kTopologies, "", *topology_json).ok());
   got = store.Get(kube::resources::kTopologies, "", "dc");
@@ -354,7 +244,7 @@ TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
   EXPECT_TRUE(ValidateGangSpec(*gang, validation).ok());
 
   // v1alpha2 PodGroup.
-  Result<std::string> v1alpha2_json = YamlToJson(kV1alpha2PodGroupYaml);
+  Result<std::string> v1alpha2_json = kube::YamlToJson(kV1alpha2PodGroupYaml);
   ASSERT_TRUE(v1alpha2_json.ok());
   created = store.Create(kube::resources::kPodGroups, "default", *v1alpha2_json);
   ASSERT_TRUE(created.ok()) << created.error().ToString();

@@ -12,8 +12,8 @@
 #include "grove/api/names.h"
 #include "grove/api/types.h"
 #include "grove/api/validation.h"
-#include "grove/api/yaml.h"
 #include "kube/custom_resource_definition.h"
+#include "kube/yaml.h"
 
 namespace copse::grove::api {
 namespace {
@@ -28,8 +28,8 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string SampleJson(const std::string& name) {
-  auto docs = YamlToJsonDocuments(ReadFile(std::string(COPSE_SOURCE_DIR) +
-                                           "/deploy/examples/grove/" + name));
+  auto docs = kube::YamlDocumentsToJson(
+      ReadFile(std::string(COPSE_SOURCE_DIR) + "/deploy/examples/grove/" + name));
   EXPECT_TRUE(docs.ok()) << docs.error().ToString();
   EXPECT_EQ(docs->size(), 1u);
   return docs->front();
@@ -484,17 +484,6 @@ TEST(GroveCrds, ManifestsDeclareUpstreamResources) {
   EXPECT_EQ(pg.spec.group, "scheduler.grove.io");
   EXPECT_FALSE(pg.spec.versions[0].subresources->scale.has_value());
   EXPECT_EQ(by_plural.at("clustertopologybindings").spec.scope, "Cluster");
-}
-
-TEST(GroveYaml, TypesPlainScalarsAndKeepsQuotedStrings) {
-  auto docs = YamlToJsonDocuments("a: 1\nb: \"1\"\nc: true\nd: 1.5\ne: ~\nf: 10m\n---\n---\nx: [1]\n");
-  ASSERT_TRUE(docs.ok());
-  ASSERT_EQ(docs->size(), 2u);
-  EXPECT_EQ(json::parse((*docs)[0]),
-            json::parse(R"({"a":1,"b":"1","c":true,"d":1.5,"e":null,"f":"10m"})"));
-  auto bad = YamlToJsonDocuments("a: [1");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, ErrorCode::kInvalid);
 }
 
 }  // namespace

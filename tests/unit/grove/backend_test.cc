@@ -2,6 +2,8 @@
 // configuration table (active backends, default, admitted PodCliqueSets),
 // configuration errors, and each built-in backend's hooks.
 
+#include "grove/backend/copse/backend.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,10 +12,9 @@
 
 #include "grove/api/defaults.h"
 #include "grove/api/validation.h"
-#include "grove/api/yaml.h"
-#include "grove/backend/copse/backend.h"
 #include "grove/backend/kai/backend.h"
 #include "grove/backend/manager.h"
+#include "kube/yaml.h"
 
 namespace copse::grove::backend {
 namespace {
@@ -35,7 +36,7 @@ api::PodCliqueSet SampleWithScheduler(const std::string& scheduler_name) {
   std::ifstream in(std::string(COPSE_SOURCE_DIR) + "/deploy/examples/grove/multinode-disaggregated.yaml");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  auto docs = api::YamlToJsonDocuments(buffer.str());
+  auto docs = kube::YamlDocumentsToJson(buffer.str());
   json doc = json::parse(docs->front());
   if (!scheduler_name.empty()) {
     for (auto& clique : doc["spec"]["template"]["cliques"]) {
