@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/admission.h"
+#include "apiserver/limits.h"
 #include "apiserver/table.h"
 
 namespace copse::apiserver {
@@ -349,6 +350,8 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
     r.body = "ok";
     return r;
   }
+  // Before anything parses the body (kube-apiserver's limits).
+  if (auto refused = CheckRequestBody(http.content_type, http.body)) return ErrorResponse(*refused);
   try {
     return Route(req);
   } catch (const std::exception& e) {

@@ -7,11 +7,12 @@
 #include <algorithm>
 #include <random>
 
-#include "core/check.h"
 #include "apiserver/json_text.h"
+#include "apiserver/limits.h"
 #include "apiserver/store_internal.h"
 #include "apiserver/strategic_merge.h"
 #include "apiserver/validation.h"
+#include "core/check.h"
 
 namespace copse::apiserver {
 
@@ -1061,7 +1062,11 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
       v->json = DumpJson(obj);
       return ObjectPtr(std::move(v));
     }
-    ObjectPtr v = impl_->Seal(*info, obj, impl_->NextRv());
+    ObjectPtr v = impl_->Seal(*info, obj, impl_->rv + 1);
+    if (v->json.size() > impl_->options.max_object_bytes) {
+      return ObjectTooLarge(v->json.size(), impl_->options.max_object_bytes);
+    }
+    impl_->NextRv();
     impl_->CommitPut(rd, key, v, nullptr);
     impl_->AfterPut(rd, *v, obj);
     // Owners that do not exist: the garbage collector deletes the object.
@@ -1179,7 +1184,11 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
         impl_->DrainGc();
         return v;
       }
-      ObjectPtr v = impl_->Seal(*info, new_obj, impl_->NextRv());
+      ObjectPtr v = impl_->Seal(*info, new_obj, impl_->rv + 1);
+      if (v->json.size() > impl_->options.max_object_bytes) {
+        return ObjectTooLarge(v->json.size(), impl_->options.max_object_bytes);
+      }
+      impl_->NextRv();
       impl_->CommitPut(rd, key, v, cur);
       impl_->AfterPut(rd, *v, new_obj);
       impl_->DrainGc();

@@ -258,6 +258,281 @@ Error InvalidFromErrors(const std::string& qualified_kind, std::string_view name
 }
 
 // ---------------------------------------------------------------------------
+// Go types of the fields of ConfigMap, Secret, Node and Pod that copse reads
+// or that users commonly get wrong: a value of another JSON type fails
+// decoding in kube-apiserver (encoding/json's UnmarshalTypeError), and so it
+// does here, with the same message.
+
+struct GoType {
+  enum Kind : uint8_t { kString, kBool, kInt32, kInt64, kBytes, kMap, kList, kStruct };
+  Kind kind = kString;
+  std::string name;  // as %v prints the Go type: "string", "v1.TaintEffect", "[]v1.Container"
+  std::string struct_name;  // kStruct: the struct's own name ("PodSpec")
+  std::vector<std::pair<std::string, std::shared_ptr<const GoType>>> fields;  // kStruct
+  std::shared_ptr<const GoType> elem;                                         // kMap, kList
+};
+using GoTypePtr = std::shared_ptr<const GoType>;
+
+GoTypePtr Scalar(GoType::Kind kind, std::string name) {
+  auto t = std::make_shared<GoType>();
+  t->kind = kind;
+  t->name = std::move(name);
+  return t;
+}
+GoTypePtr GoString(std::string name = "string") { return Scalar(GoType::kString, std::move(name)); }
+GoTypePtr Bool() { return Scalar(GoType::kBool, "bool"); }
+GoTypePtr Int32() { return Scalar(GoType::kInt32, "int32"); }
+GoTypePtr Int64() { return Scalar(GoType::kInt64, "int64"); }
+GoTypePtr Bytes() { return Scalar(GoType::kBytes, "[]uint8"); }
+GoTypePtr MapOf(GoTypePtr elem, std::string name) {
+  auto t = std::make_shared<GoType>();
+  t->kind = GoType::kMap;
+  t->name = std::move(name);
+  t->elem = std::move(elem);
+  return t;
+}
+GoTypePtr ListOf(GoTypePtr elem) {
+  auto t = std::make_shared<GoType>();
+  t->kind = GoType::kList;
+  t->name = "[]" + elem->name;
+  t->elem = std::move(elem);
+  return t;
+}
+GoTypePtr Struct(std::string package_name, std::string struct_name,
+                 std::vector<std::pair<std::string, GoTypePtr>> fields) {
+  auto t = std::make_shared<GoType>();
+  t->kind = GoType::kStruct;
+  t->name = package_name + "." + struct_name;
+  t->struct_name = std::move(struct_name);
+  for (auto& [field, type] : fields) t->fields.emplace_back(std::move(field), std::move(type));
+  return t;
+}
+
+GoTypePtr ConfigMapType() {
+  static const GoTypePtr t = Struct("v1", "ConfigMap",
+                                    {{"data", MapOf(GoString(), "map[string]string")},
+                                     {"binaryData", MapOf(Bytes(), "map[string][]uint8")},
+                                     {"immutable", Bool()}});
+  return t;
+}
+
+GoTypePtr SecretType() {
+  static const GoTypePtr t = Struct("v1", "Secret",
+                                    {{"data", MapOf(Bytes(), "map[string][]uint8")},
+                                     {"stringData", MapOf(GoString(), "map[string]string")},
+                                     {"type", GoString("v1.SecretType")},
+                                     {"immutable", Bool()}});
+  return t;
+}
+
+GoTypePtr NodeType() {
+  static const GoTypePtr t = [] {
+    auto taint = Struct(
+        "v1", "Taint",
+        {{"key", GoString()}, {"value", GoString()}, {"effect", GoString("v1.TaintEffect")}});
+    auto spec = Struct("v1", "NodeSpec",
+                       {{"podCIDR", GoString()},
+                        {"podCIDRs", ListOf(GoString())},
+                        {"providerID", GoString()},
+                        {"unschedulable", Bool()},
+                        {"taints", ListOf(taint)}});
+    auto condition = Struct("v1", "NodeCondition",
+                            {{"type", GoString("v1.NodeConditionType")},
+                             {"status", GoString("v1.ConditionStatus")},
+                             {"reason", GoString()},
+                             {"message", GoString()}});
+    auto address = Struct("v1", "NodeAddress",
+                          {{"type", GoString("v1.NodeAddressType")}, {"address", GoString()}});
+    auto status = Struct("v1", "NodeStatus",
+                         {{"phase", GoString("v1.NodePhase")},
+                          {"conditions", ListOf(condition)},
+                          {"addresses", ListOf(address)}});
+    return Struct("v1", "Node", {{"spec", spec}, {"status", status}});
+  }();
+  return t;
+}
+
+GoTypePtr PodType() {
+  static const GoTypePtr t = [] {
+    auto port = Struct("v1", "ContainerPort",
+                       {{"name", GoString()},
+                        {"hostPort", Int32()},
+                        {"containerPort", Int32()},
+                        {"protocol", GoString("v1.Protocol")},
+                        {"hostIP", GoString()}});
+    auto env = Struct("v1", "EnvVar", {{"name", GoString()}, {"value", GoString()}});
+    auto container = Struct("v1", "Container",
+                            {{"name", GoString()},
+                             {"image", GoString()},
+                             {"command", ListOf(GoString())},
+                             {"args", ListOf(GoString())},
+                             {"workingDir", GoString()},
+                             {"ports", ListOf(port)},
+                             {"env", ListOf(env)},
+                             {"imagePullPolicy", GoString("v1.PullPolicy")}});
+    auto toleration = Struct("v1", "Toleration",
+                             {{"key", GoString()},
+                              {"operator", GoString("v1.TolerationOperator")},
+                              {"value", GoString()},
+                              {"effect", GoString("v1.TaintEffect")},
+                              {"tolerationSeconds", Int64()}});
+    auto gate = Struct("v1", "PodSchedulingGate", {{"name", GoString()}});
+    auto spec = Struct("v1", "PodSpec",
+                       {{"containers", ListOf(container)},
+                        {"initContainers", ListOf(container)},
+                        {"restartPolicy", GoString("v1.RestartPolicy")},
+                        {"terminationGracePeriodSeconds", Int64()},
+                        {"activeDeadlineSeconds", Int64()},
+                        {"dnsPolicy", GoString("v1.DNSPolicy")},
+                        {"nodeSelector", MapOf(GoString(), "map[string]string")},
+                        {"serviceAccountName", GoString()},
+                        {"nodeName", GoString()},
+                        {"hostNetwork", Bool()},
+                        {"hostname", GoString()},
+                        {"subdomain", GoString()},
+                        {"schedulerName", GoString()},
+                        {"tolerations", ListOf(toleration)},
+                        {"priorityClassName", GoString()},
+                        {"priority", Int32()},
+                        {"preemptionPolicy", GoString("v1.PreemptionPolicy")},
+                        {"schedulingGates", ListOf(gate)}});
+    auto condition = Struct("v1", "PodCondition",
+                            {{"type", GoString("v1.PodConditionType")},
+                             {"status", GoString("v1.ConditionStatus")},
+                             {"reason", GoString()},
+                             {"message", GoString()}});
+    auto status = Struct("v1", "PodStatus",
+                         {{"phase", GoString("v1.PodPhase")},
+                          {"conditions", ListOf(condition)},
+                          {"message", GoString()},
+                          {"reason", GoString()},
+                          {"nominatedNodeName", GoString()},
+                          {"hostIP", GoString()},
+                          {"podIP", GoString()}});
+    return Struct("v1", "Pod", {{"spec", spec}, {"status", status}});
+  }();
+  return t;
+}
+
+GoTypePtr GoTypeOf(std::string_view group, std::string_view kind) {
+  if (!group.empty()) return nullptr;
+  if (kind == "ConfigMap") return ConfigMapType();
+  if (kind == "Secret") return SecretType();
+  if (kind == "Node") return NodeType();
+  if (kind == "Pod") return PodType();
+  return nullptr;
+}
+
+// Go's base64.StdEncoding.Decode, as encoding/json runs it on a []byte
+// field: "" when `s` decodes, else CorruptInputError's message.
+std::string Base64Error(std::string_view s) {
+  const auto value = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/';
+  };
+  const auto corrupt = [](size_t at) {
+    return "illegal base64 data at input byte " + std::to_string(at);
+  };
+  const auto skip_newlines = [&](size_t& i) {
+    while (i < s.size() && (s[i] == '\n' || s[i] == '\r')) ++i;
+  };
+  size_t si = 0;
+  while (true) {
+    for (int j = 0; j < 4; ++j) {
+      skip_newlines(si);
+      if (si == s.size()) {
+        if (j == 0) return {};
+        return corrupt(si - static_cast<size_t>(j));
+      }
+      const char c = s[si++];
+      if (value(c)) continue;
+      if (c != '=') return corrupt(si - 1);
+      // Padding: only in the last two places of a quantum, then the end.
+      if (j < 2) return corrupt(si - 1);
+      if (j == 2) {
+        skip_newlines(si);
+        if (si == s.size()) return corrupt(s.size());
+        if (s[si] != '=') return corrupt(si - 1);
+        ++si;
+      }
+      skip_newlines(si);
+      if (si < s.size()) return corrupt(si);
+      return {};
+    }
+  }
+}
+
+// The JSON value as encoding/json names it in UnmarshalTypeError.Value.
+std::string GoValueName(const json& v) {
+  if (v.is_object()) return "object";
+  if (v.is_array()) return "array";
+  if (v.is_string()) return "string";
+  if (v.is_boolean()) return "bool";
+  return "number";
+}
+
+// First decoding error of `v` as `type`, or "". `owner` is the innermost Go
+// struct holding the field, `path` the JSON path from the object's root
+// (without indexes or map keys, as encoding/json reports it).
+std::string CheckGoType(const json& v, const GoType& type, const std::string& owner,
+                        const std::string& path) {
+  if (v.is_null()) return {};  // the zero value
+  const auto mismatch = [&](const std::string& value) {
+    return "json: cannot unmarshal " + value + " into Go struct field " + owner + "." + path +
+           " of type " + type.name;
+  };
+  switch (type.kind) {
+    case GoType::kString:
+      return v.is_string() ? std::string() : mismatch(GoValueName(v));
+    case GoType::kBool:
+      return v.is_boolean() ? std::string() : mismatch(GoValueName(v));
+    case GoType::kInt32:
+    case GoType::kInt64: {
+      if (!v.is_number()) return mismatch(GoValueName(v));
+      const int64_t lo = type.kind == GoType::kInt32 ? std::numeric_limits<int32_t>::min()
+                                                     : std::numeric_limits<int64_t>::min();
+      const int64_t hi = type.kind == GoType::kInt32 ? std::numeric_limits<int32_t>::max()
+                                                     : std::numeric_limits<int64_t>::max();
+      bool fits = false;
+      if (v.is_number_unsigned()) {
+        fits = v.get<uint64_t>() <= static_cast<uint64_t>(hi);
+      } else if (v.is_number_integer()) {
+        const int64_t n = v.get<int64_t>();
+        fits = n >= lo && n <= hi;
+      }
+      return fits ? std::string() : mismatch("number " + v.dump());
+    }
+    case GoType::kBytes:
+      if (!v.is_string()) return mismatch(GoValueName(v));
+      return Base64Error(v.get_ref<const std::string&>());
+    case GoType::kMap:
+      if (!v.is_object()) return mismatch(GoValueName(v));
+      for (const auto& [key, item] : v.items()) {
+        if (std::string e = CheckGoType(item, *type.elem, owner, path); !e.empty()) return e;
+      }
+      return {};
+    case GoType::kList:
+      if (!v.is_array()) return mismatch(GoValueName(v));
+      for (const json& item : v) {
+        if (std::string e = CheckGoType(item, *type.elem, owner, path); !e.empty()) return e;
+      }
+      return {};
+    case GoType::kStruct:
+      if (!v.is_object()) return mismatch(GoValueName(v));
+      for (const auto& [field, field_type] : type.fields) {
+        auto it = v.find(field);
+        if (it == v.end()) continue;
+        const std::string child = path.empty() ? field : path + "." + field;
+        if (std::string e = CheckGoType(*it, *field_type, type.struct_name, child); !e.empty()) {
+          return e;
+        }
+      }
+      return {};
+  }
+  return {};
+}
+
+// ---------------------------------------------------------------------------
 // Decoding (400): what kube-apiserver rejects before validation runs, with
 // transformDecodeError's "<Kind> in version "<v>" cannot be handled as a
 // <Kind>: ..." message.
@@ -316,6 +591,11 @@ class DecodeCheck {
     if (target_.Is("", "Node")) {
       if (auto e = Quantities(Get(obj, {"status", "capacity"})); e) return e;
       if (auto e = Quantities(Get(obj, {"status", "allocatable"})); e) return e;
+    }
+    if (GoTypePtr type = GoTypeOf(target_.group, target_.kind)) {
+      if (std::string e = CheckGoType(obj, *type, std::string(), std::string()); !e.empty()) {
+        return Fail(e);
+      }
     }
     return std::nullopt;
   }
@@ -1522,6 +1802,54 @@ std::optional<Error> CheckTypeMeta(const json& obj, const Target& target, std::s
   return std::nullopt;
 }
 
+// corev1.MaxSecretSize: the data of a ConfigMap or a Secret together.
+constexpr int64_t kMaxConfigDataBytes = 1024 * 1024;
+
+// Bytes a base64 value decodes to (it decoded already: DecodeCheck).
+int64_t DecodedLength(const json& v) {
+  if (!v.is_string()) return 0;
+  int64_t symbols = 0;
+  for (char c : v.get_ref<const std::string&>()) {
+    if (c != '=' && c != '\n' && c != '\r') ++symbols;
+  }
+  return symbols * 3 / 4;
+}
+
+// ValidateConfigMap: keys, no key in both bags, at most 1 MiB of values.
+void ValidateConfigMap(const json& obj, FieldErrors& errs) {
+  const json& data = Obj(Get(obj, {"data"}));
+  const json& binary = Obj(Get(obj, {"binaryData"}));
+  int64_t total = 0;
+  for (const auto& [k, v] : data.items()) {
+    for (const std::string& m : IsConfigMapKey(k)) errs.InvalidString(Key("data", k), k, m);
+    if (binary.contains(k)) {
+      errs.InvalidString(Key("data", k), k, "duplicate of key present in binaryData");
+    }
+    total += static_cast<int64_t>(Str(v).size());
+  }
+  for (const auto& [k, v] : binary.items()) {
+    for (const std::string& m : IsConfigMapKey(k)) errs.InvalidString(Key("binaryData", k), k, m);
+    total += DecodedLength(v);
+  }
+  // field.NewPath("") prints as "[]": the error is about the whole object.
+  if (total > kMaxConfigDataBytes) errs.TooLong("[]", kMaxConfigDataBytes);
+}
+
+// ValidateSecret's data checks (stringData is merged into data first, as
+// kube's conversion does).
+void ValidateSecret(const json& obj, FieldErrors& errs) {
+  int64_t total = 0;
+  for (const auto& [k, v] : Obj(Get(obj, {"data"})).items()) {
+    for (const std::string& m : IsConfigMapKey(k)) errs.InvalidString(Key("data", k), k, m);
+    total += DecodedLength(v);
+  }
+  for (const auto& [k, v] : Obj(Get(obj, {"stringData"})).items()) {
+    for (const std::string& m : IsConfigMapKey(k)) errs.InvalidString(Key("data", k), k, m);
+    total += static_cast<int64_t>(Str(v).size());
+  }
+  if (total > kMaxConfigDataBytes) errs.TooLong("data", kMaxConfigDataBytes);
+}
+
 NameValidator NameValidatorFor(const Target& target) {
   if (target.group.empty() && target.resource == "namespaces") return NameIsDnsLabel;
   if (target.group.empty() && target.resource == "services") return NameIsDns1035Label;
@@ -1553,6 +1881,10 @@ void ValidateObject(const json& obj, const Target& target, bool create, FieldErr
     ValidatePriorityClass(obj, errs);
   } else if (target.Is("policy", "PodDisruptionBudget")) {
     ValidatePdb(obj, errs);
+  } else if (target.Is("", "ConfigMap")) {
+    ValidateConfigMap(obj, errs);
+  } else if (target.Is("", "Secret")) {
+    ValidateSecret(obj, errs);
   }
 }
 

@@ -9,7 +9,13 @@
 //       a built-in body of another kind than the URL's:
 //       `Service in version "v1" cannot be handled as a Pod: converting
 //        (v1.Service) to (core.Pod): unknown conversion`;
-//       fields of the wrong JSON type (metadata, labels, ...) and resource
+//       fields of the wrong JSON type (metadata, labels, ...; the fields of
+//       ConfigMap, Secret, Node and Pod that copse reads: ConfigMap data
+//       values must be strings, binaryData and Secret data valid base64,
+//       integers in range), with encoding/json's message:
+//       `ConfigMap in version "v1" cannot be handled as a ConfigMap: json:
+//        cannot unmarshal array into Go struct field ConfigMap.data of type
+//        string`, `... illegal base64 data at input byte 4`; and resource
 //       quantities that do not parse (pod resources, node capacity):
 //       `Pod in version "v1" cannot be handled as a Pod: quantities must
 //        match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`;
@@ -51,6 +57,9 @@
 //     (reported under "metadata.taints" as upstream does); quantities in
 //     status.capacity/allocatable; duplicate addresses and podCIDRs changes
 //     on update;
+//   - ConfigMap: data/binaryData keys ([-._a-zA-Z0-9]+), no key in both,
+//     at most 1 MiB of values (`[]: Too long: may not be more than 1048576
+//     bytes`); Secret: data/stringData keys, at most 1 MiB (`data: Too long`);
 //   - Namespace (spec.finalizers), Service (type, ports, selector), Lease
 //     (durations), PriorityClass (reserved "system-" names, value limit,
 //     preemptionPolicy), PodDisruptionBudget (minAvailable xor

@@ -31,4 +31,31 @@ std::string JsonString(std::string_view s) {
   return out;
 }
 
+bool JsonDepthExceeds(std::string_view text, size_t limit) noexcept {
+  // Each level needs an opening byte: shorter text cannot be too deep.
+  if (text.size() <= limit) return false;
+  size_t depth = 0;
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p < end) {
+    const char c = *p++;
+    if (c == '"') {
+      // Skip the string: up to the closing quote that no backslash escapes.
+      while (p < end) {
+        const char s = *p++;
+        if (s == '\\') {
+          if (p < end) ++p;
+        } else if (s == '"') {
+          break;
+        }
+      }
+    } else if (c == '{' || c == '[') {
+      if (++depth > limit) return true;
+    } else if (c == '}' || c == ']') {
+      if (depth > 0) --depth;
+    }
+  }
+  return false;
+}
+
 }  // namespace copse

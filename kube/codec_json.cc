@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/json_text.h"
+
 namespace copse::kube::codec {
 
 namespace {
@@ -30,8 +32,21 @@ std::string FormatDouble(double value) {
 // Whether this thread's parser holds a document being read right now.
 thread_local bool t_parser_busy = false;
 
+// Kubernetes' nesting limit (kMaxJsonDepth) instead of simdjson's 1024:
+// what a server may send, this client reads.
+void AllowKubeDepth(simdjson::dom::parser& parser) {
+  // On failure (memory) the parse allocates again and reports it.
+  const simdjson::error_code ignored = parser.allocate(64 * 1024, kMaxJsonDepth);
+  (void)ignored;
+}
+
 simdjson::dom::parser& ThreadParser() {
   thread_local simdjson::dom::parser parser;
+  thread_local bool ready = false;
+  if (!ready) {
+    AllowKubeDepth(parser);
+    ready = true;
+  }
   return parser;
 }
 
@@ -108,6 +123,11 @@ class ErrorLocator {
 };
 
 Error MalformedJson(std::string_view json, simdjson::error_code code) {
+  if (code == simdjson::DEPTH_ERROR) {
+    // Not replayed: the locator would track every level.
+    return MakeError(ErrorCode::kInvalid, "malformed JSON: nested deeper than " +
+                                              std::to_string(kMaxJsonDepth) + " levels");
+  }
   ErrorLocator locator;
   bool parsed = nlohmann::json::sax_parse(json.begin(), json.end(), &locator);
   std::string message;
@@ -247,6 +267,7 @@ ParserLease::ParserLease() {
     t_parser_busy = true;
   } else {
     own_ = std::make_unique<simdjson::dom::parser>();
+    AllowKubeDepth(*own_);
     parser_ = own_.get();
   }
 }

@@ -6,10 +6,27 @@
 #include <cstring>
 #include <utility>
 
+#include "core/json_text.h"
+
 namespace copse::kube {
 namespace {
 
 namespace od = simdjson::ondemand;
+
+// Kubernetes' nesting limit (kMaxJsonDepth) instead of simdjson's 1024:
+// what a server may send, this client reads.
+void AllowKubeDepth(od::parser& parser) {
+  // On failure (memory) the parse allocates again and reports it.
+  const simdjson::error_code ignored = parser.allocate(64 * 1024, kMaxJsonDepth);
+  (void)ignored;
+}
+
+std::string ErrorText(simdjson::error_code err) {
+  if (err == simdjson::DEPTH_ERROR) {
+    return "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+  }
+  return simdjson::error_message(err);
+}
 
 Error InternalError(std::string message) {
   return MakeError(ErrorCode::kInternal, std::move(message));
@@ -55,6 +72,7 @@ struct StatusFields {
 bool ParseStatus(std::string_view json, StatusFields& out) {
   const simdjson::padded_string padded(json);
   od::parser parser;
+  AllowKubeDepth(parser);
   od::document doc;
   if (parser.iterate(padded).get(doc)) return false;
   od::object obj;
@@ -97,6 +115,7 @@ ErrorCode ErrorCodeFor(int http_status, std::string_view reason) noexcept {
   switch (http_status) {
     case 400:
     case 405:
+    case 413:
     case 415:
     case 422: return ErrorCode::kInvalid;
     case 401: return ErrorCode::kUnauthorized;
@@ -141,7 +160,7 @@ Error ErrorFromResponse(int http_status, std::string_view body) {
 // WatchEventDecoder
 
 struct WatchEventDecoder::Impl {
-  explicit Impl(size_t max_event) : max_event_bytes(max_event) {}
+  explicit Impl(size_t max_event) : max_event_bytes(max_event) { AllowKubeDepth(parser); }
 
   // Invariant: capacity >= end + SIMDJSON_PADDING, so any line inside
   // [begin, end) can be parsed in place.
@@ -232,7 +251,7 @@ struct WatchEventDecoder::Impl {
   }
 
   static Error Malformed(simdjson::error_code err, const char* line, size_t len) {
-    return InternalError(std::string("watch: malformed event (") + simdjson::error_message(err) +
+    return InternalError("watch: malformed event (" + ErrorText(err) +
                          "): " + Excerpt(std::string_view(line, len)));
   }
 
@@ -325,12 +344,13 @@ Result<ListResult> DecodeList(std::string body) {
   const size_t size = body.size();
   body.reserve(size + simdjson::SIMDJSON_PADDING);
   od::parser parser;
+  AllowKubeDepth(parser);
   od::document doc;
   auto err = parser.iterate(body.data(), size, body.capacity()).get(doc);
   od::object obj;
   if (!err) err = doc.get_object().get(obj);
   const auto malformed = [&](simdjson::error_code e) {
-    return InternalError(std::string("list: malformed response (") + simdjson::error_message(e) +
+    return InternalError("list: malformed response (" + ErrorText(e) +
                          "): " + Excerpt(std::string_view(body.data(), size)));
   };
   if (err) return malformed(err);

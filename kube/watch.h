@@ -100,7 +100,7 @@ struct Scale {
 Result<Scale> DecodeScale(std::string_view body);
 
 // Maps an HTTP status and Kubernetes Status.reason to an ErrorCode:
-// reason AlreadyExists -> kAlreadyExists; 400/405/415/422 -> kInvalid;
+// reason AlreadyExists -> kAlreadyExists; 400/405/413/415/422 -> kInvalid;
 // 401 -> kUnauthorized; 403 -> kForbidden; 404 -> kNotFound;
 // 409 -> kConflict; 410 (or reason Expired/Gone) -> kGone;
 // 429 -> kTooManyRequests; 408/504 -> kTimeout; other 5xx -> kUnavailable;

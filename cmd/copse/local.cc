@@ -112,6 +112,9 @@ int RunLocal(int argc, char** argv) {
       "watch-history", po::value(&watch_history)->default_value(watch_history),
       "watch events kept for resuming watches (older versions get 410 Gone)")(
       "threads", po::value(&threads)->default_value(threads), "API server I/O threads")(
+      "max-request-body-bytes",
+      po::value(&max_request_body_bytes)->default_value(max_request_body_bytes),
+      "request bodies above this are refused with 413, as kube-apiserver's 3 MiB limit")(
       "no-scheduler", po::bool_switch(&no_scheduler),
       "do not run the scheduler (pods with schedulerName copse-scheduler stay pending)")(
       "no-grove", po::bool_switch(&no_grove),
@@ -142,6 +145,9 @@ int RunLocal(int argc, char** argv) {
   if (pod_ready_delay_ms < 0) return bad_flag("--pod-ready-delay-ms: must not be negative");
   if (watch_history < 16) return bad_flag("--watch-history: must be at least 16");
   if (threads < 1 || threads > 64) return bad_flag("--threads: must be between 1 and 64");
+  if (max_request_body_bytes < 1024) {
+    return bad_flag("--max-request-body-bytes: must be at least 1024");
+  }
   SchedulerOptions scheduler_options;
   size_t pipelined_connections = config::ClientConnection{}.pipelined_connections;
   if (!config_path.empty()) {
@@ -198,6 +204,7 @@ int RunLocal(int argc, char** argv) {
   options.http_port = static_cast<uint16_t>(http_port);
   options.token = token;
   options.threads = threads;
+  options.max_request_body_bytes = static_cast<size_t>(max_request_body_bytes);
   options.store = store;
   auto server = api::ApiServer::Start(options);
   if (!server.ok()) {
