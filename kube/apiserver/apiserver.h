@@ -16,9 +16,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
@@ -33,6 +35,12 @@ struct StoreOptions {
   // resourceVersion gets 410 Gone (kube-apiserver's watch cache window).
   size_t watch_history = 200000;
   std::shared_ptr<const Clock> clock;  // default: RealClock
+  // Served versions of built-in resources instead of the built-in ones, keyed
+  // "resource.group" ("poddisruptionbudgets.policy"; core: "pods"). An empty
+  // list stops serving the resource. For tests of servers that lack an API:
+  // {{"poddisruptionbudgets.policy", {"v1beta1"}}} serves PDBs as v1.20 does
+  // (and pods/eviction then takes only policy/v1beta1 Evictions).
+  std::map<std::string, std::vector<std::string>> served_versions;
 };
 
 // Creates a Store with every built-in resource registered (core/v1 pods,
