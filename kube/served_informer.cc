@@ -96,11 +96,17 @@ struct ServedInformer::Impl : std::enable_shared_from_this<Impl> {
     }
     rediscovering = true;
     last_rediscovery = now;
-    net::co_spawn(client->executor(), Rediscover(shared_from_this()), net::detached);
+    net::co_spawn(client->executor(), Rediscover(weak_from_this(), client, Groups()),
+                  net::detached);
   }
 
-  static net::awaitable<void> Rediscover(std::shared_ptr<Impl> self) {
-    auto discovery = co_await Discovery::Read(self->client, self->Groups());
+  // Holds the Impl only after the read: an informer destroyed meanwhile is
+  // not kept alive by a coroutine that outlives its io_context.
+  static net::awaitable<void> Rediscover(std::weak_ptr<Impl> weak, std::shared_ptr<Client> client,
+                                         std::vector<std::string> groups) {
+    auto discovery = co_await Discovery::Read(std::move(client), std::move(groups));
+    std::shared_ptr<Impl> self = weak.lock();
+    if (!self) co_return;
     std::unique_lock lock(self->mu);
     self->rediscovering = false;
     if (self->stopped || !discovery.ok()) co_return;
