@@ -186,6 +186,7 @@ class Nested {
 
 struct Entry {
   uint32_t order;  // index of the field in its message's declaration order
+  uint32_t seq;    // position on the wire
   uint32_t wire;
   uint64_t varint;
   std::string_view bytes;
@@ -253,6 +254,42 @@ const char* WireName(uint32_t wire) {
   }
 }
 
+// ---------------------------------------------------------------- paths
+
+// The JSON path being worked on ("spec.containers[0].ports[1].name"), kept as
+// segments; the text is built only when an error is recorded (while the
+// segments' names are still alive).
+class Path {
+ public:
+  size_t size() const { return segments_.size(); }
+  void Resize(size_t n) { segments_.resize(n); }
+  void Field(std::string_view name) { segments_.push_back({name, 0, false}); }
+  void Index(size_t index) { segments_.push_back({{}, index, true}); }
+  void Key(std::string_view key) { segments_.push_back({key, 0, true}); }
+  std::string Text() const {
+    std::string out;
+    for (const Segment& s : segments_) {
+      if (!s.bracket) {
+        if (!out.empty()) out += '.';
+        out += s.name;
+      } else if (s.name.data() != nullptr) {
+        out += "[" + std::string(s.name) + "]";
+      } else {
+        out += "[" + std::to_string(s.index) + "]";
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Segment {
+    std::string_view name;
+    size_t index;
+    bool bracket;
+  };
+  std::vector<Segment> segments_;
+};
+
 // ---------------------------------------------------------------- protobuf -> JSON
 
 class ToJson {
@@ -262,7 +299,10 @@ class ToJson {
   bool Members(const Message& m, std::string_view data, std::string& out, bool& first) {
     if (++depth_ > kMaxDepth)
       return Fail("messages nested deeper than " + std::to_string(kMaxDepth));
-    std::vector<Entry> entries;
+    // One entry buffer per nesting level, reused across messages.
+    if (pool_.size() < static_cast<size_t>(depth_)) pool_.resize(static_cast<size_t>(depth_));
+    std::vector<Entry> entries = std::move(pool_[static_cast<size_t>(depth_ - 1)]);
+    entries.clear();
     CodedInputStream in(Bytes(data), static_cast<int>(data.size()));
     uint32_t number, wire;
     uint64_t varint = 0;
@@ -271,23 +311,27 @@ class ToJson {
     while (NextField(in, data, &number, &wire, &varint, &bytes, &error)) {
       const Field* f = m.FindNumber(number);
       if (f == nullptr) continue;  // unknown fields are skipped, as Go's decoder does
-      entries.push_back(Entry{static_cast<uint32_t>(f - m.fields.data()), wire, varint, bytes});
+      entries.push_back(Entry{static_cast<uint32_t>(f - m.fields.data()),
+                              static_cast<uint32_t>(entries.size()), wire, varint, bytes});
     }
     if (!error.empty()) return Fail(error);
-    std::stable_sort(entries.begin(), entries.end(),
-                     [](const Entry& a, const Entry& b) { return a.order < b.order; });
+    // By declaration order; a field's occurrences keep their wire order.
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return a.order != b.order ? a.order < b.order : a.seq < b.seq;
+    });
     for (size_t i = 0; i < entries.size();) {
       size_t j = i;
       while (j < entries.size() && entries[j].order == entries[i].order) ++j;
       const Field& f = m.fields[entries[i].order];
       const size_t path_size = path_.size();
-      AppendPath(f.json_name);
+      path_.Field(f.json_name);
       if (!WriteField(f, std::span<const Entry>(entries.data() + i, j - i), out, first)) {
         return false;
       }
-      path_.resize(path_size);
+      path_.Resize(path_size);
       i = j;
     }
+    pool_[static_cast<size_t>(depth_ - 1)] = std::move(entries);
     --depth_;
     return true;
   }
@@ -301,17 +345,17 @@ class ToJson {
   }
 
   Error TakeError() {
-    return BadRequest("protobuf body: " + (path_.empty() ? std::string() : path_ + ": ") + error_);
+    return BadRequest(
+        "protobuf body: " + (error_path_.empty() ? std::string() : error_path_ + ": ") + error_);
   }
 
  private:
   bool Fail(std::string message) {
-    if (error_.empty()) error_ = std::move(message);
+    if (error_.empty()) {
+      error_ = std::move(message);
+      error_path_ = path_.Text();
+    }
     return false;
-  }
-  void AppendPath(std::string_view name) {
-    if (!path_.empty()) path_ += '.';
-    path_ += name;
   }
   static void Key(std::string& out, bool& first, std::string_view name) {
     if (!first) out += ',';
@@ -369,17 +413,17 @@ class ToJson {
         if (packable && e.wire == kLengthDelimited) {  // packed
           CodedInputStream in(Bytes(e.bytes), static_cast<int>(e.bytes.size()));
           while (in.CurrentPosition() < static_cast<int>(e.bytes.size())) {
-            Entry item{0, kVarint, 0, {}};
+            Entry item{0, 0, kVarint, 0, {}};
             if (!in.ReadVarint64(&item.varint)) return Fail("truncated packed varint");
             if (index++ > 0) out += ',';
             if (!Value(f.type, f.message, item, out)) return false;
           }
           continue;
         }
-        path_ += "[" + std::to_string(index) + "]";
+        path_.Index(index);
         if (index++ > 0) out += ',';
         if (!Value(f.type, f.message, e, out)) return false;
-        path_.resize(path_size);
+        path_.Resize(path_size);
       }
       out += ']';
       return true;
@@ -417,21 +461,21 @@ class ToJson {
     std::string_view bytes;
     std::string error;
     std::string_view key;
-    Entry value{0, kLengthDelimited, 0, {}};
+    Entry value{0, 0, kLengthDelimited, 0, {}};
     bool has_value = false;
     while (NextField(in, data, &number, &wire, &varint, &bytes, &error)) {
       if (number == 1) {
         if (wire != kLengthDelimited) return Fail("wrong wire type for a map key");
         key = bytes;
       } else if (number == 2) {
-        value = Entry{0, wire, varint, bytes};
+        value = Entry{0, 0, wire, varint, bytes};
         has_value = true;
       }
     }
     if (!error.empty()) return Fail(error);
     if (!ValidUtf8(key)) return Fail("map key is not UTF-8");
     const size_t path_size = path_.size();
-    path_ += "[" + std::string(key) + "]";
+    path_.Key(key);
     if (!first) out += ',';
     first = false;
     AppendJsonString(out, key);
@@ -455,7 +499,7 @@ class ToJson {
     } else if (!Value(f.type, f.message, value, out)) {
       return false;
     }
-    path_.resize(path_size);
+    path_.Resize(path_size);
     return true;
   }
 
@@ -467,7 +511,7 @@ class ToJson {
     std::string_view bytes;
     std::string error;
     while (NextField(in, data, &number, &wire, &varint, &bytes, &error)) {
-      if (number >= 1 && number <= 3) fields[number] = Entry{1, wire, varint, bytes};
+      if (number >= 1 && number <= 3) fields[number] = Entry{1, 0, wire, varint, bytes};
     }
     if (!error.empty()) return Fail(error);
     return true;
@@ -577,7 +621,9 @@ class ToJson {
     }
   }
 
-  std::string path_;
+  std::vector<std::vector<Entry>> pool_;
+  Path path_;
+  std::string error_path_;
   std::string error_;
   int depth_ = 0;
 };
@@ -602,27 +648,27 @@ class FromJson {
       Element value;
       if (obj.at_key(f->json_name).get(value) != simdjson::SUCCESS) continue;
       const size_t path_size = path_.size();
-      AppendPath(f->json_name);
+      path_.Field(f->json_name);
       if (!WriteField(*f, value, out)) return false;
-      path_.resize(path_size);
+      path_.Resize(path_size);
     }
     --depth_;
     return true;
   }
 
-  Error TakeError() { return BadRequest((path_.empty() ? std::string() : path_ + ": ") + error_); }
+  Error TakeError() {
+    return BadRequest((error_path_.empty() ? std::string() : error_path_ + ": ") + error_);
+  }
 
   bool Fail(std::string message) {
-    if (error_.empty()) error_ = std::move(message);
+    if (error_.empty()) {
+      error_ = std::move(message);
+      error_path_ = path_.Text();
+    }
     return false;
   }
 
  private:
-  void AppendPath(std::string_view name) {
-    if (!path_.empty()) path_ += '.';
-    path_ += name;
-  }
-
   bool TypeError(Element v, std::string_view expected) {
     return Fail("expected " + std::string(expected) + ", got " + std::string(codec::TypeName(v)));
   }
@@ -646,12 +692,12 @@ class FromJson {
                 [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [key, v] : items) {
         const size_t path_size = path_.size();
-        path_ += "[" + std::string(key) + "]";
+        path_.Key(key);
         Nested entry(out, f.number);
         PutBytes(out, 1, key);
         if (!v.is_null() && !Value(f.type, f.message, 2, v, out)) return false;
         entry.Close();
-        path_.resize(path_size);
+        path_.Resize(path_size);
       }
       return true;
     }
@@ -661,7 +707,7 @@ class FromJson {
       size_t index = 0;
       const size_t path_size = path_.size();
       for (Element item : array) {
-        path_ += "[" + std::to_string(index++) + "]";
+        path_.Index(index++);
         if (item.is_null()) {
           if (f.type == FieldType::kMessage) {
             PutBytes(out, f.number, {});
@@ -674,7 +720,7 @@ class FromJson {
         } else if (!Value(f.type, f.message, f.number, item, out)) {
           return false;
         }
-        path_.resize(path_size);
+        path_.Resize(path_size);
       }
       return true;
     }
@@ -802,7 +848,8 @@ class FromJson {
     return Fail("unknown field type");
   }
 
-  std::string path_;
+  Path path_;
+  std::string error_path_;
   std::string error_;
   int depth_ = 0;
 };
