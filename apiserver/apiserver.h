@@ -26,9 +26,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
@@ -46,6 +48,12 @@ struct StoreOptions {
   // Writes whose stored JSON would exceed this are refused with 413: etcd's
   // default request limit (1.5 MiB) is where kube-apiserver stops.
   size_t max_object_bytes = 1536 * 1024;
+  // Served versions of built-in resources instead of the built-in ones, keyed
+  // "resource.group" ("poddisruptionbudgets.policy"; core: "pods"). An empty
+  // list stops serving the resource. For tests of servers that lack an API:
+  // {{"poddisruptionbudgets.policy", {"v1beta1"}}} serves PDBs as v1.20 does
+  // (and pods/eviction then takes only policy/v1beta1 Evictions).
+  std::map<std::string, std::vector<std::string>> served_versions;
 };
 
 // Creates a Store with every built-in resource registered (core/v1 pods,
@@ -53,7 +61,7 @@ struct StoreOptions {
 // scheduling, policy, apiextensions), the "default", "kube-system",
 // "kube-public" and "kube-node-lease" namespaces, and upstream's two system
 // PriorityClasses (system-node-critical, system-cluster-critical) with no
-// global default. See kube/apiserver/store.h for the Store itself.
+// global default. See apiserver/store.h for the Store itself.
 std::shared_ptr<Store> NewStore(StoreOptions options = {});
 
 struct Options {

@@ -125,6 +125,8 @@ net::Response ToNet(HttpResponse response, const std::shared_ptr<Store>& store,
                     const Options& options) {
   net::Response out(response.status, std::move(response.content_type), std::move(response.body));
   if (response.watch) {
+    // JSON lines, or protobuf WatchEvent frames when the client asked for them.
+    out.content_type = response.watch->content_type;
     out.stream = std::make_shared<WatchBody>(
         std::move(response.watch), store, options.bookmark_interval, options.watch_write_interval);
   }

@@ -10,6 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fstream>
 #include <future>
+#include <iostream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -17,6 +18,7 @@
 
 #include "core/check.h"
 #include "core/json_text.h"
+#include "kube/api_access.h"
 #include "kube/rate_limiter.h"
 #include "net/client.h"
 
@@ -225,14 +227,26 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     co_return Status::Ok();
   }
 
+  // The component's API access table (ClientConfig::api_access), checked
+  // before anything is sent. A refusal is a developer's mistake: it is also
+  // printed, since callers such as informers only retry.
+  static Status CheckAccess(const Impl& self, std::string_view method, std::string_view target) {
+    if (self.config.api_access == nullptr) return Status::Ok();
+    Status allowed = CheckApiAccess(*self.config.api_access, method, target);
+    if (!allowed.ok()) std::cerr << "copse: " << allowed.error().message << std::endl;
+    return allowed;
+  }
+
   // One HTTP exchange on a pooled connection, retried on a fresh connection
   // when a reused one turns out to have been closed by the server.
-  // The one path of every request but watches: the rate limit, then the
-  // credentials, then the transport (a pooled, possibly pipelined exchange).
+  // The one path of every request but watches: the API access table, the
+  // rate limit, then the credentials, then the transport (a pooled, possibly
+  // pipelined exchange).
   static asio::awaitable<Result<Response>> Send(std::shared_ptr<Impl> self, std::string method,
                                                 std::string target, std::string body,
                                                 std::string content_type,
                                                 std::chrono::milliseconds timeout) {
+    if (Status allowed = CheckAccess(*self, method, target); !allowed.ok()) co_return allowed.error();
     const auto effective = self->EffectiveTimeout(timeout);
     const SteadyTime deadline = std::chrono::steady_clock::now() + effective;
     if (Status throttled = co_await Throttle(self, deadline); !throttled.ok()) {
@@ -374,9 +388,11 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   }
 
   static asio::awaitable<Status> Evict(std::shared_ptr<Impl> self, std::string ns, std::string pod,
-                                       DeleteOptions options) {
+                                       DeleteOptions options, std::string api_version) {
     if (Status s = ValidateNames(resources::kPods, ns, pod, true, true); !s.ok()) co_return s;
-    std::string body = R"({"kind":"Eviction","apiVersion":"policy/v1","metadata":{"name":)";
+    std::string body = R"({"kind":"Eviction","apiVersion":)";
+    AppendJsonString(body, api_version);
+    body += R"(,"metadata":{"name":)";
     AppendJsonString(body, pod);
     body += ",\"namespace\":";
     AppendJsonString(body, ns);
@@ -545,6 +561,9 @@ asio::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatch(
       .AddIf(options.timeout_seconds > 0, "timeoutSeconds",
              std::to_string(options.timeout_seconds));
   std::string target = query.Take();
+  if (Status allowed = CheckAccess(*self, "GET", target); !allowed.ok()) {
+    co_return allowed.error();
+  }
   const auto effective = self->EffectiveTimeout(options.connect_timeout);
   const SteadyTime deadline = std::chrono::steady_clock::now() + effective;
   if (Status throttled = co_await Throttle(self, deadline); !throttled.ok()) {
@@ -661,8 +680,10 @@ asio::awaitable<Status> Client::Bind(std::string ns, std::string pod, std::strin
   return Impl::Bind(impl_, std::move(ns), std::move(pod), std::move(node), std::move(options));
 }
 
-asio::awaitable<Status> Client::Evict(std::string ns, std::string pod, DeleteOptions options) {
-  return Impl::Evict(impl_, std::move(ns), std::move(pod), std::move(options));
+asio::awaitable<Status> Client::Evict(std::string ns, std::string pod, DeleteOptions options,
+                                      std::string api_version) {
+  return Impl::Evict(impl_, std::move(ns), std::move(pod), std::move(options),
+                     std::move(api_version));
 }
 
 asio::awaitable<Result<Scale>> Client::GetScale(ResourceRef resource, std::string ns,
