@@ -458,7 +458,7 @@ HttpResponse Handler::HandleResource(Request& req) {
   const std::string_view content_type = req.http->content_type;
   const bool json_body = content_type.empty() || content_type.starts_with("application/json") ||
                          content_type.starts_with("*/*");
-  // Validating admission webhooks (kube/apiserver/admission.h) for writes of main resources.
+  // Validating admission webhooks (apiserver/admission.h) for writes of main resources.
   if (auto denied = AdmitWrite(*store_, info, req.version, method, req.ns, req.name, req.subresource,
                                req.http->body, content_type, dry_run)) {
     std::string name = req.name;

@@ -39,6 +39,8 @@
 
 namespace copse::kube {
 
+struct ApiAccessTable;  // kube/api_access.h
+
 // The pipelined connections copse's own components (the scheduler, by
 // default, and the Grove operator) use for their writes.
 inline constexpr size_t kCopsePipelinedConnections = 2;
@@ -105,6 +107,10 @@ struct ClientConfig {
   // Expiry of exec plugin credentials is judged on this clock's WallNow().
   // Default (null): RealClock.
   std::shared_ptr<const Clock> clock;
+  // When set, the client refuses (kForbidden, before sending) every request
+  // the component's table does not list (kube/api_access.h). Not owned: the
+  // tables there are static.
+  const ApiAccessTable* api_access = nullptr;
 };
 
 struct KubeconfigOptions {
