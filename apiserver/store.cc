@@ -904,6 +904,9 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
     json& labels = meta["labels"];
     if (!labels.is_object()) labels = json::object();
     labels["kubernetes.io/metadata.name"] = meta.value("name", "");
+  } else if (info.resource == "secrets") {
+    // SetDefaults_Secret. kubectl create secret generic leaves the type empty.
+    if (auto type = obj.find("type"); type == obj.end() || *type == "") obj["type"] = "Opaque";
   } else if (info.resource == "services") {
     json& spec = obj["spec"];
     if (!spec.is_object()) return;
