@@ -164,7 +164,8 @@ TEST(Image, AssembledRuntimeStageRunsCopseAlone) {
   std::set<std::string> files;
   std::set<std::string> libraries;
   for (const auto& entry : fs::recursive_directory_iterator(stage)) {
-    if (!entry.is_regular_file(std::error_code())) continue;
+    std::error_code ec;
+    if (!entry.is_regular_file(ec)) continue;
     if (entry.is_symlink()) continue;
     const std::string relative = fs::relative(entry.path(), stage).string();
     files.insert(relative);
