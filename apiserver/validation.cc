@@ -11,8 +11,9 @@
 #include <set>
 #include <utility>
 
-#include "core/quantity.h"
 #include "apiserver/jsonpath.h"
+#include "apiserver/workloads.h"
+#include "core/quantity.h"
 
 namespace copse::apiserver {
 namespace {
@@ -118,6 +119,8 @@ class FieldErrors {
     }
     Add(field + ": Unsupported value: " + value_repr, detail);
   }
+  // A complete "<field>: <message>" error.
+  void Add(std::string message) { AddMessage(std::move(message)); }
   void AddAll(const FieldErrors& other) {
     for (const std::string& m : other.messages_) AddMessage(m);
   }
@@ -1631,6 +1634,8 @@ void ValidateObject(const json& obj, const Target& target, bool create, FieldErr
     ValidatePriorityClass(obj, errs);
   } else if (target.Is("policy", "PodDisruptionBudget")) {
     ValidatePdb(obj, errs);
+  } else if (IsWorkloadKind(target.group, target.kind)) {
+    for (std::string& m : ValidateWorkload(target.group, target.kind, obj)) errs.Add(std::move(m));
   }
 }
 
@@ -1777,6 +1782,10 @@ Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& ne
           errs.Invalid("preemptionPolicy", np.is_null() ? "null" : GoRepr(np), kFieldImmutable);
       } else if (target.Is("apiextensions.k8s.io", "CustomResourceDefinition")) {
         ValidateCrdUpdate(new_obj, old_obj, errs);
+      } else if (IsWorkloadKind(target.group, target.kind)) {
+        for (std::string& m : ValidateWorkloadUpdate(target.group, target.kind, new_obj, old_obj)) {
+          errs.Add(std::move(m));
+        }
       }
     }
   }
