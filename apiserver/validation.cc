@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "apiserver/jsonpath.h"
+#include "apiserver/simulated_lifetime.h"
 #include "apiserver/workloads.h"
 #include "core/quantity.h"
 
@@ -1622,6 +1623,9 @@ void ValidateObject(const json& obj, const Target& target, bool create, FieldErr
   if (!target.builtin) return;
   if (target.Is("", "Pod")) {
     ValidatePod(obj, create, errs);
+    // The node simulator's annotations (copse local): refused here rather than ignored there.
+    auto lifetime = SimulatedLifetimeOf(Get(obj, {"metadata", "annotations"}));
+    if (!lifetime.ok()) errs.Add(lifetime.error().message);
   } else if (target.Is("", "Node")) {
     ValidateNode(obj, errs);
   } else if (target.Is("", "Service")) {
