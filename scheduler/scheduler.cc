@@ -1,6 +1,5 @@
 #include "scheduler/scheduler.h"
 
-#include <nlohmann/json.hpp>
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
@@ -10,37 +9,40 @@
 #include <condition_variable>
 #include <deque>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
-#include <limits>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 
 #include "core/snapshot.h"
 #include "kube/client.h"
+#include "kube/discovery.h"
 #include "kube/informer.h"
 #include "kube/namespace.h"
 #include "kube/node.h"
 #include "kube/pod.h"
 #include "kube/pod_disruption_budget.h"
+#include "kube/pod_group.h"
+#include "kube/served_informer.h"
+#include "kube/topology.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/framework.h"
 #include "plugins/framework/registry.h"
 #include "queue/scheduling_queue.h"
 #include "scheduler/api_writer.h"
 #include "scheduler/cache.h"
+#include "scheduler/config/metrics.h"
 #include "scheduler/convert.h"
-#include "scheduler/placement.h"
 #include "scheduler/gang_preemption.h"
 #include "scheduler/gangs.h"
-#include "scheduler/topology_placement.h"
-#include "kube/topology.h"
-#include "kube/pod_group.h"
-#include "scheduler/config/metrics.h"
+#include "scheduler/placement.h"
 #include "scheduler/queue_events.h"
+#include "scheduler/topology_placement.h"
 
 namespace copse::scheduler {
 namespace {
@@ -72,10 +74,12 @@ struct Scheduler::Impl {
   std::unique_ptr<tbb::task_arena> arena;
   size_t next_start_index = 0;
 
-  std::unique_ptr<kube::TypedInformer<Pod>> pod_informer;
-  std::unique_ptr<kube::TypedInformer<Node>> node_informer;
-  std::unique_ptr<kube::TypedInformer<kube::Namespace>> namespace_informer;
-  std::unique_ptr<kube::TypedInformer<kube::PodDisruptionBudget>> pdb_informer;
+  // Informers on what the server serves (kube/served_informer.h): the
+  // version is chosen from discovery at Start.
+  std::unique_ptr<kube::TypedServedInformer<Pod>> pod_informer;
+  std::unique_ptr<kube::TypedServedInformer<Node>> node_informer;
+  std::unique_ptr<kube::TypedServedInformer<kube::Namespace>> namespace_informer;
+  std::unique_ptr<kube::TypedServedInformer<kube::PodDisruptionBudget>> pdb_informer;
 
   std::thread loop;
   std::atomic<bool> stopping{false};
@@ -105,8 +109,8 @@ struct Scheduler::Impl {
            code == ErrorCode::kConflict;
   }
   GangTracker gangs;
-  std::unique_ptr<kube::TypedInformer<kube::PodGroup>> pod_group_informer;
-  std::unique_ptr<kube::TypedInformer<kube::CopsePodGroup>> copse_pod_group_informer;
+  std::unique_ptr<kube::TypedServedInformer<kube::PodGroup>> pod_group_informer;
+  std::unique_ptr<kube::TypedServedInformer<kube::CopsePodGroup>> copse_pod_group_informer;
   std::map<std::string, std::string> last_group_status;  // unit key -> last message (status_mu)
   // Groups already Scheduled whose bound counts changed since the last flush
   // (status_mu), and when the loop last wrote them.
@@ -118,7 +122,7 @@ struct Scheduler::Impl {
   // status), why a group object was rejected, events already recorded.
   TopologyCatalog topologies;
   TopologyWorkspace topology_workspace;
-  std::unique_ptr<kube::TypedInformer<kube::Topology>> topology_informer;
+  std::unique_ptr<kube::TypedServedInformer<kube::Topology>> topology_informer;
   std::map<std::string, std::map<std::string, std::set<std::string>>> sub_group_bound;  // (status_mu)
   std::map<std::string, std::string> invalid_groups;  // unit key -> why (status_mu)
   std::set<std::string> recorded_group_events;        // (status_mu)
@@ -1396,25 +1400,32 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
   impl->options = std::move(options);
 
   Impl* self = impl.get();
-  kube::InformerOptions pods;
-  pods.resource = kube::resources::kPods;
+  // Each informer names its candidates in preference order and what copse
+  // does without them; Start picks what the server serves.
+  auto served = [&](std::vector<kube::ResourceRef> candidates, std::string without,
+                    bool wait_until_served, kube::Decoder decoder = {}) {
+    kube::ServedInformerOptions o;
+    o.candidates = std::move(candidates);
+    o.without = std::move(without);
+    o.wait_until_served = wait_until_served;
+    o.informer.decoder = std::move(decoder);
+    return o;
+  };
   // The scheduler reads pods' and nodes' typed fields only (writes are patches).
-  pods.decoder = kube::TypedDecoderWithoutRaw<Pod>();
-  impl->pod_informer = std::make_unique<kube::TypedInformer<Pod>>(client, pods);
+  impl->pod_informer = std::make_unique<kube::TypedServedInformer<Pod>>(
+      client, served({kube::resources::kPods}, "copse cannot schedule", true,
+                     kube::TypedDecoderWithoutRaw<Pod>()));
   impl->pod_informer->AddEventHandler([self](const auto& p) { self->OnPodAdd(p); },
                                       [self](const auto& a, const auto& b) { self->OnPodUpdate(a, b); },
                                       [self](const auto& p) { self->OnPodDelete(p); });
-  kube::InformerOptions nodes;
-  nodes.resource = kube::resources::kNodes;
-  nodes.decoder = kube::TypedDecoderWithoutRaw<Node>();
-  impl->node_informer = std::make_unique<kube::TypedInformer<Node>>(client, nodes);
+  impl->node_informer = std::make_unique<kube::TypedServedInformer<Node>>(
+      client, served({kube::resources::kNodes}, "copse cannot schedule", true,
+                     kube::TypedDecoderWithoutRaw<Node>()));
   impl->node_informer->AddEventHandler([self](const auto& n) { self->OnNodeAdd(n); },
                                        [self](const auto& a, const auto& b) { self->OnNodeUpdate(a, b); },
                                        [self](const auto& n) { self->OnNodeDelete(n); });
-  kube::InformerOptions namespaces;
-  namespaces.resource = kube::resources::kNamespaces;
-  impl->namespace_informer =
-      std::make_unique<kube::TypedInformer<kube::Namespace>>(client, namespaces);
+  impl->namespace_informer = std::make_unique<kube::TypedServedInformer<kube::Namespace>>(
+      client, served({kube::resources::kNamespaces}, "copse cannot schedule", true));
   impl->namespace_informer->AddEventHandler(
       [self](const auto& ns) { self->cache->SetNamespaceLabels(ns->meta.name, ns->meta.labels); },
       [self](const auto&, const auto& ns) {
@@ -1423,20 +1434,22 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
             {queue::EventResource::kNamespace, queue::kActionUpdate}, {}, {});
       },
       [self](const auto& ns) { self->cache->RemoveNamespace(ns->meta.name); });
-  kube::InformerOptions pdbs;
-  pdbs.resource = kube::resources::kPodDisruptionBudgets;
-  impl->pdb_informer =
-      std::make_unique<kube::TypedInformer<kube::PodDisruptionBudget>>(client, pdbs);
+  // v1.20 serves PodDisruptionBudgets only as policy/v1beta1 (policy/v1 is 1.21+).
+  impl->pdb_informer = std::make_unique<kube::TypedServedInformer<kube::PodDisruptionBudget>>(
+      client, served({kube::resources::kPodDisruptionBudgets,
+                      kube::resources::kPodDisruptionBudgetsV1beta1},
+                     "preemption chooses victims without regard to PodDisruptionBudgets", false));
   impl->pdb_informer->AddEventHandler(
       [self](const auto& p) { self->cache->SetPodDisruptionBudget(p->meta.Key(), ToPdbInfo(*p)); },
       [self](const auto&, const auto& p) {
         self->cache->SetPodDisruptionBudget(p->meta.Key(), ToPdbInfo(*p));
       },
       [self](const auto& p) { self->cache->RemovePodDisruptionBudget(p->meta.Key()); });
-  kube::InformerOptions pod_groups;
-  pod_groups.resource = kube::resources::kPodGroups;
-  impl->pod_group_informer =
-      std::make_unique<kube::TypedInformer<kube::PodGroup>>(client, pod_groups);
+  impl->pod_group_informer = std::make_unique<kube::TypedServedInformer<kube::PodGroup>>(
+      client, served({kube::resources::kPodGroups},
+                     "KEP-4671 Workload/PodGroup gangs are not available; copse PodGroups "
+                     "(scheduling.copse.dev) are",
+                     false));
   impl->pod_group_informer->AddEventHandler(
       [self](const auto& g) { self->OnGroupObject(PodInfo::GroupKind::kWorkloadPodGroup, g); },
       [self](const auto&, const auto& g) {
@@ -1446,14 +1459,15 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
         self->ApplyDecision(self->gangs.RemoveSpec(PodInfo::GroupKind::kWorkloadPodGroup,
                                                    g->meta.namespace_, g->meta.name));
       });
-  kube::InformerOptions copse_groups;
-  copse_groups.resource = kube::resources::kCopsePodGroups;
-  impl->copse_pod_group_informer =
-      std::make_unique<kube::TypedInformer<kube::CopsePodGroup>>(client, copse_groups);
-  kube::InformerOptions topology_objects;
-  topology_objects.resource = kube::resources::kTopologies;
-  impl->topology_informer =
-      std::make_unique<kube::TypedInformer<kube::Topology>>(client, topology_objects);
+  // copse's CRDs may be installed after copse starts: their informers keep
+  // trying (wait_until_served) and pick them up.
+  impl->copse_pod_group_informer = std::make_unique<kube::TypedServedInformer<kube::CopsePodGroup>>(
+      client, served({kube::resources::kCopsePodGroups},
+                     "copse PodGroup gangs wait until its CRD is installed (deploy/crds)", true));
+  impl->topology_informer = std::make_unique<kube::TypedServedInformer<kube::Topology>>(
+      client,
+      served({kube::resources::kTopologies},
+             "gangs get no topology constraints until its CRD is installed (deploy/crds)", true));
   impl->topology_informer->AddEventHandler(
       [self](const auto& t) { self->OnTopology(t); },
       [self](const auto&, const auto& t) { self->OnTopology(t); },
@@ -1473,15 +1487,25 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
 void Scheduler::Start() {
   Impl& impl = *impl_;
   if (impl.started.exchange(true)) return;
-  impl.node_informer->Start();
-  impl.namespace_informer->Start();
-  impl.pdb_informer->Start();
+  // What the server serves decides the informers' versions. Without an
+  // answer the newest versions are tried, and a 404 reads discovery again.
+  auto discovery = kube::Discovery::ReadBlocking(
+      impl.client, {"", "policy", "scheduling.k8s.io", "scheduling.copse.dev"},
+      std::chrono::seconds(10));
+  if (!discovery.ok()) {
+    std::cerr << "copse: reading the API server's discovery failed ("
+              << discovery.error().ToString() << "); assuming the newest API versions" << std::endl;
+  }
+  const kube::Discovery* served = discovery.ok() ? &discovery.value() : nullptr;
+  impl.node_informer->Start(served);
+  impl.namespace_informer->Start(served);
+  impl.pdb_informer->Start(served);
   // Gang objects first, so that members find their group when pods arrive.
   // Their informers are not waited for: a cluster without the CRDs still
   // schedules ordinary pods.
-  impl.pod_group_informer->Start();
-  impl.copse_pod_group_informer->Start();
-  impl.topology_informer->Start();
+  impl.pod_group_informer->Start(served);
+  impl.copse_pod_group_informer->Start(served);
+  impl.topology_informer->Start(served);
   // One 2 s budget for the three (a cluster without the CRDs waits it once).
   const auto group_sync_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   auto sync_left = [&] {
@@ -1492,15 +1516,24 @@ void Scheduler::Start() {
   impl.pod_group_informer->WaitForSync(sync_left());
   impl.copse_pod_group_informer->WaitForSync(sync_left());
   impl.topology_informer->WaitForSync(sync_left());
-  impl.pod_informer->Start();
-  impl.loop = std::thread([&impl] {
-    // Schedule only once the cluster state is known (kube waits for cache sync).
+  impl.pod_informer->Start(served);
+  impl.loop = std::thread([this, &impl] {
+    // Schedule only once the cluster state is known (kube waits for cache
+    // sync). Informers still unsynced after 10 s are named with their last
+    // error, then every minute.
+    auto next_report = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!impl.stopping.load()) {
       if (impl.node_informer->WaitForSync(std::chrono::milliseconds(50)) &&
           impl.pod_informer->WaitForSync(std::chrono::milliseconds(50)) &&
           impl.namespace_informer->WaitForSync(std::chrono::milliseconds(50)) &&
           impl.pdb_informer->WaitForSync(std::chrono::milliseconds(50))) {
         break;
+      }
+      if (std::chrono::steady_clock::now() >= next_report) {
+        for (const std::string& line : UnsyncedInformers()) {
+          std::cerr << "copse: informer not synced: " << line << std::endl;
+        }
+        next_report = std::chrono::steady_clock::now() + std::chrono::minutes(1);
       }
     }
     if (!impl.stopping.load()) impl.ReconcileGroupProtection();
@@ -1512,6 +1545,19 @@ bool Scheduler::HasSynced() const {
   const Impl& impl = *impl_;
   return impl.node_informer->HasSynced() && impl.pod_informer->HasSynced() &&
          impl.namespace_informer->HasSynced() && impl.pdb_informer->HasSynced();
+}
+
+std::vector<std::string> Scheduler::UnsyncedInformers() const {
+  const Impl& impl = *impl_;
+  std::vector<std::string> out;
+  auto check = [&](const auto& informer) {
+    if (!informer->HasSynced()) out.push_back(informer->Describe());
+  };
+  check(impl.node_informer);
+  check(impl.pod_informer);
+  check(impl.namespace_informer);
+  check(impl.pdb_informer);
+  return out;
 }
 
 bool Scheduler::WaitForSync(std::chrono::milliseconds timeout) const {
