@@ -185,6 +185,9 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(Options options) {
     server_options.tls.cert_pem = cert->cert_pem;
     server_options.tls.key_pem = cert->key_pem;
     server_options.listeners.push_back({options.https_port, true});
+    // As kube-apiserver's --client-ca-file: a verified client certificate
+    // authenticates without the token.
+    server_options.tls.client_ca_pem = options.client_ca_pem;
   }
   if (server_options.listeners.empty()) {
     return MakeError(ErrorCode::kInvalid, "API server: neither HTTP nor HTTPS is served");

@@ -13,6 +13,8 @@
 #include <utility>
 
 #include "apiserver/jsonpath.h"
+#include "apiserver/simulated_lifetime.h"
+#include "apiserver/workloads.h"
 #include "core/quantity.h"
 
 namespace copse::apiserver {
@@ -119,6 +121,8 @@ class FieldErrors {
     }
     Add(field + ": Unsupported value: " + value_repr, detail);
   }
+  // A complete "<field>: <message>" error.
+  void Add(std::string message) { AddMessage(std::move(message)); }
   void AddAll(const FieldErrors& other) {
     for (const std::string& m : other.messages_) AddMessage(m);
   }
@@ -1869,6 +1873,9 @@ void ValidateObject(const json& obj, const Target& target, bool create, FieldErr
   if (!target.builtin) return;
   if (target.Is("", "Pod")) {
     ValidatePod(obj, create, errs);
+    // The node simulator's annotations (copse local): refused here rather than ignored there.
+    auto lifetime = SimulatedLifetimeOf(Get(obj, {"metadata", "annotations"}));
+    if (!lifetime.ok()) errs.Add(lifetime.error().message);
   } else if (target.Is("", "Node")) {
     ValidateNode(obj, errs);
   } else if (target.Is("", "Service")) {
@@ -1885,6 +1892,8 @@ void ValidateObject(const json& obj, const Target& target, bool create, FieldErr
     ValidateConfigMap(obj, errs);
   } else if (target.Is("", "Secret")) {
     ValidateSecret(obj, errs);
+  } else if (IsWorkloadKind(target.group, target.kind)) {
+    for (std::string& m : ValidateWorkload(target.group, target.kind, obj)) errs.Add(std::move(m));
   }
 }
 
@@ -1968,6 +1977,10 @@ Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& ne
           errs.Invalid("preemptionPolicy", np.is_null() ? "null" : GoRepr(np), kFieldImmutable);
       } else if (target.Is("apiextensions.k8s.io", "CustomResourceDefinition")) {
         ValidateCrdUpdate(new_obj, old_obj, errs);
+      } else if (IsWorkloadKind(target.group, target.kind)) {
+        for (std::string& m : ValidateWorkloadUpdate(target.group, target.kind, new_obj, old_obj)) {
+          errs.Add(std::move(m));
+        }
       }
     }
   }

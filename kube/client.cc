@@ -19,6 +19,7 @@
 #include "core/check.h"
 #include "core/json_text.h"
 #include "kube/api_access.h"
+#include "kube/exec_credential.h"
 #include "kube/rate_limiter.h"
 #include "net/client.h"
 
@@ -177,11 +178,26 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
       : config(std::move(cfg)), transport(std::move(http)), limiter(config.qps, config.burst) {
     token = config.token;
     token_read_at = std::chrono::steady_clock::now();
+    if (config.exec) {
+      ExecCredentials::Options options;
+      options.exec = *config.exec;
+      options.cluster = ExecClusterInfo{config.server, config.tls_server_name,
+                                        config.insecure_skip_tls_verify, config.ca_pem};
+      options.clock = config.clock;
+      exec = std::make_unique<ExecCredentials>(std::move(options));
+    }
   }
 
   // --- credentials -------------------------------------------------------
 
+  // The one place requests get their credentials: an exec plugin's token
+  // (obtained by WithCredentials before the request is built), a static or
+  // file token, or basic auth.
   std::string AuthorizationHeader() {
+    if (exec) {
+      std::string current = exec->Current();
+      return current.empty() ? std::string() : "Bearer " + current;
+    }
     std::string current;
     {
       std::lock_guard<std::mutex> lock(token_mu);
@@ -237,16 +253,67 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     return allowed;
   }
 
-  // One HTTP exchange on a pooled connection, retried on a fresh connection
-  // when a reused one turns out to have been closed by the server.
-  // The one path of every request but watches: the API access table, the
-  // rate limit, then the credentials, then the transport (a pooled, possibly
-  // pipelined exchange).
+  // Runs `attempt` with a fresh exec plugin token; on a 401 (`unauthorized`
+  // tells) drops that token and runs it once more with a new one.
+  // The callables are borrowed from the caller's frame (GCC 12: no lambdas
+  // copied into a coroutine inside a co_await expression).
+  template <typename T, typename Attempt, typename IsUnauthorized>
+  static asio::awaitable<Result<T>> WithCredentials(std::shared_ptr<Impl> self, std::string what,
+                                                    Attempt& attempt, IsUnauthorized& unauthorized) {
+    for (int round = 0;; ++round) {
+      auto token = self->exec->Get();
+      if (!token.ok()) {
+        Error error = std::move(token).error();
+        error.message = what + ": " + error.message;
+        co_return error;
+      }
+      Result<T> result = co_await attempt();
+      if (round > 0 || !unauthorized(result)) co_return result;
+      self->exec->Invalidate(token->generation);
+    }
+  }
+
+  template <typename T>
+  static asio::awaitable<Result<T>> Failed(Error error) {
+    co_return error;
+  }
+
+  // The one path of every request but watches: the API access table, then
+  // (with an exec plugin) its token, then SendOnce. A plain function, not a
+  // coroutine: without an exec plugin the request costs no extra coroutine
+  // frame. Pipelined writes take this path too (the transport pipelines).
   static asio::awaitable<Result<Response>> Send(std::shared_ptr<Impl> self, std::string method,
                                                 std::string target, std::string body,
                                                 std::string content_type,
                                                 std::chrono::milliseconds timeout) {
-    if (Status allowed = CheckAccess(*self, method, target); !allowed.ok()) co_return allowed.error();
+    // Before anything runs or is sent, a plugin included.
+    if (Status allowed = CheckAccess(*self, method, target); !allowed.ok()) {
+      return Failed<Response>(allowed.error());
+    }
+    if (!self->exec) {
+      return SendOnce(std::move(self), std::move(method), std::move(target), std::move(body),
+                      std::move(content_type), timeout);
+    }
+    return SendWithExecCredentials(std::move(self), std::move(method), std::move(target),
+                                   std::move(body), std::move(content_type), timeout);
+  }
+
+  static asio::awaitable<Result<Response>> SendWithExecCredentials(
+      std::shared_ptr<Impl> self, std::string method, std::string target, std::string body,
+      std::string content_type, std::chrono::milliseconds timeout) {
+    // A retry needs the body again: kept here, copied into each attempt.
+    auto attempt = [&]() { return SendOnce(self, method, target, body, content_type, timeout); };
+    auto unauthorized = [](const Result<Response>& r) { return r.ok() && r->status == 401; };
+    std::string what = method + " " + target;
+    co_return co_await WithCredentials<Response>(self, std::move(what), attempt, unauthorized);
+  }
+
+  // One request, already allowed (see Send): the rate limit, the
+  // credentials, then the transport (a pooled, possibly pipelined exchange).
+  static asio::awaitable<Result<Response>> SendOnce(std::shared_ptr<Impl> self, std::string method,
+                                                    std::string target, std::string body,
+                                                    std::string content_type,
+                                                    std::chrono::milliseconds timeout) {
     const auto effective = self->EffectiveTimeout(timeout);
     const SteadyTime deadline = std::chrono::steady_clock::now() + effective;
     if (Status throttled = co_await Throttle(self, deadline); !throttled.ok()) {
@@ -441,10 +508,36 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     co_return DecodeScale(*result);
   }
 
+  // Watches: the access check first, then (with an exec plugin) its token
+  // and one retry after a 401, then OpenWatchOnce.
   static asio::awaitable<Result<std::unique_ptr<kube::Watch>>> OpenWatch(std::shared_ptr<Impl> self,
                                                                          ResourceRef resource,
                                                                          std::string ns,
-                                                                         WatchOptions options);
+                                                                         WatchOptions options) {
+    auto target = WatchTarget(*self, resource, ns, options);
+    if (!target.ok()) return Failed<std::unique_ptr<kube::Watch>>(std::move(target).error());
+    if (!self->exec) {
+      return OpenWatchOnce(std::move(self), std::move(target).value(), std::move(options));
+    }
+    return OpenWatchWithExecCredentials(std::move(self), std::move(target).value(),
+                                        std::move(options));
+  }
+  static asio::awaitable<Result<std::unique_ptr<kube::Watch>>> OpenWatchWithExecCredentials(
+      std::shared_ptr<Impl> self, std::string target, WatchOptions options) {
+    auto attempt = [&]() { return OpenWatchOnce(self, target, options); };
+    auto unauthorized = [](const Result<std::unique_ptr<kube::Watch>>& r) {
+      return !r.ok() && r.error().code == ErrorCode::kUnauthorized;
+    };
+    std::string what = "watch " + target;
+    co_return co_await WithCredentials<std::unique_ptr<kube::Watch>>(self, std::move(what), attempt,
+                                                                     unauthorized);
+  }
+  // The watch request's target, when the names are valid and the access
+  // table allows it.
+  static Result<std::string> WatchTarget(const Impl& self, const ResourceRef& resource,
+                                         const std::string& ns, const WatchOptions& options);
+  static asio::awaitable<Result<std::unique_ptr<kube::Watch>>> OpenWatchOnce(
+      std::shared_ptr<Impl> self, std::string target, WatchOptions options);
 
   ClientConfig config;
   std::shared_ptr<net::HttpClient> transport;
@@ -453,6 +546,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   std::mutex token_mu;
   std::string token;
   SteadyTime token_read_at;
+  std::unique_ptr<ExecCredentials> exec;  // config.exec
 };
 
 // ---------------------------------------------------------------------------
@@ -549,9 +643,9 @@ void Watch::Cancel() {
   if (impl_->stream) impl_->stream->Cancel();
 }
 
-asio::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatch(
-    std::shared_ptr<Impl> self, ResourceRef resource, std::string ns, WatchOptions options) {
-  if (Status s = ValidateNames(resource, ns, {}, false, false); !s.ok()) co_return s.error();
+Result<std::string> Client::Impl::WatchTarget(const Impl& self, const ResourceRef& resource,
+                                              const std::string& ns, const WatchOptions& options) {
+  if (Status s = ValidateNames(resource, ns, {}, false, false); !s.ok()) return s.error();
   Query query(resource.Path(ns));
   query.Add("watch", "1")
       .AddIf(!options.resource_version.empty(), "resourceVersion", options.resource_version)
@@ -561,9 +655,12 @@ asio::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatch(
       .AddIf(options.timeout_seconds > 0, "timeoutSeconds",
              std::to_string(options.timeout_seconds));
   std::string target = query.Take();
-  if (Status allowed = CheckAccess(*self, "GET", target); !allowed.ok()) {
-    co_return allowed.error();
-  }
+  if (Status allowed = CheckAccess(self, "GET", target); !allowed.ok()) return allowed.error();
+  return target;
+}
+
+asio::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatchOnce(
+    std::shared_ptr<Impl> self, std::string target, WatchOptions options) {
   const auto effective = self->EffectiveTimeout(options.connect_timeout);
   const SteadyTime deadline = std::chrono::steady_clock::now() + effective;
   if (Status throttled = co_await Throttle(self, deadline); !throttled.ok()) {

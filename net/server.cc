@@ -141,10 +141,15 @@ Response DefaultRender(const ProtocolError& error) {
   return Response(error.status, "text/plain; charset=utf-8", error.message + "\n");
 }
 
+// A certificate the client presented and OpenSSL verified (with a client CA,
+// OpenSSL has already failed the handshake for one that does not verify).
+bool PeerVerified(SSL* ssl) {
+  return SSL_get0_peer_certificate(ssl) != nullptr && SSL_get_verify_result(ssl) == X509_V_OK;
+}
+
 std::string PeerCommonName(SSL* ssl) {
-  if (SSL_get_verify_result(ssl) != X509_V_OK) return {};
+  if (!PeerVerified(ssl)) return {};
   X509* cert = SSL_get0_peer_certificate(ssl);
-  if (cert == nullptr) return {};
   X509_NAME* name = X509_get_subject_name(cert);
   const int index = X509_NAME_get_index_by_NID(name, NID_commonName, -1);
   if (index < 0) return {};
@@ -157,13 +162,64 @@ std::string PeerCommonName(SSL* ssl) {
   return out;
 }
 
+// A TLS server context for `tls` (serving chain and key; client CAs).
+Result<std::shared_ptr<ssl::context>> MakeServerContext(const TlsOptions& tls) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  boost::system::error_code ec;
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                                 ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                                 ssl::context::no_tlsv1_1,
+                             ec);
+  ctx->use_certificate_chain(asio::buffer(tls.cert_pem), ec);
+  if (ec) {
+    return MakeError(ErrorCode::kInvalid, "serving certificate: " + ec.message());
+  }
+  ctx->use_private_key(asio::buffer(tls.key_pem), ssl::context::pem, ec);
+  if (ec) return MakeError(ErrorCode::kInvalid, "serving key: " + ec.message());
+  if (!tls.client_ca_pem.empty()) {
+    ctx->add_certificate_authority(asio::buffer(tls.client_ca_pem), ec);
+    if (ec) return MakeError(ErrorCode::kInvalid, "client CA: " + ec.message());
+    // Clients are told which CAs are accepted, as Go's servers do.
+    STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
+    if (names != nullptr) {
+      BIO* bio =
+          BIO_new_mem_buf(tls.client_ca_pem.data(), static_cast<int>(tls.client_ca_pem.size()));
+      if (bio != nullptr) {
+        while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+          sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(cert)));
+          X509_free(cert);
+        }
+        BIO_free(bio);
+      }
+      ERR_clear_error();
+      SSL_CTX_set_client_CA_list(ctx->native_handle(), names);
+    }
+    ssl::verify_mode mode = ssl::verify_peer;
+    if (tls.require_client_certificate) mode |= ssl::verify_fail_if_no_peer_cert;
+    ctx->set_verify_mode(mode, ec);
+    if (ec) return MakeError(ErrorCode::kInvalid, "client CA: " + ec.message());
+  }
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    ERR_clear_error();
+    return MakeError(ErrorCode::kInvalid, "serving key: does not match the certificate");
+  }
+  return ctx;
+}
+
 }  // namespace
 
 struct Server::Impl {
   ServerOptions options;
   Handler handler;
   std::unique_ptr<asio::io_context> ioc;
-  std::unique_ptr<ssl::context> ssl_ctx;
+  // The serving context; replaced whole by SetCertificate, so each
+  // connection holds the one it began with.
+  mutable std::mutex ssl_mu;
+  std::shared_ptr<ssl::context> ssl_ctx;
+  std::shared_ptr<ssl::context> Context() const {
+    std::lock_guard<std::mutex> lock(ssl_mu);
+    return ssl_ctx;
+  }
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<uint16_t> ports;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
@@ -193,7 +249,8 @@ struct Server::Impl {
   asio::awaitable<void> ServePlain(tcp::socket socket);
   asio::awaitable<void> ServeTls(tcp::socket socket);
   template <typename Stream>
-  asio::awaitable<void> Serve(Stream& stream, bool tls, const std::string& peer);
+  asio::awaitable<void> Serve(Stream& stream, bool tls, bool peer_verified,
+                              const std::string& peer);
   template <typename Stream>
   asio::awaitable<void> Refuse(Stream& stream, unsigned version, const ProtocolError& error,
                                beast::flat_buffer& buffer);
@@ -220,26 +277,28 @@ asio::awaitable<void> Server::Impl::Accept(tcp::acceptor& acceptor, bool tls) {
 
 asio::awaitable<void> Server::Impl::ServePlain(tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
-  co_await Serve(stream, false, std::string());
+  co_await Serve(stream, false, false, std::string());
   beast::error_code ec;
   stream.socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
 asio::awaitable<void> Server::Impl::ServeTls(tcp::socket socket) {
-  beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *ssl_ctx);
+  const std::shared_ptr<ssl::context> ctx = Context();  // held for the connection's life
+  beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), *ctx);
   beast::get_lowest_layer(stream).expires_after(options.handshake_timeout);
   auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kTuple);
   if (ec) co_return;
   beast::get_lowest_layer(stream).expires_never();
-  const std::string peer =
-      options.tls.client_ca_pem.empty() ? std::string() : PeerCommonName(stream.native_handle());
-  co_await Serve(stream, true, peer);
+  const bool verified = !options.tls.client_ca_pem.empty() && PeerVerified(stream.native_handle());
+  const std::string peer = verified ? PeerCommonName(stream.native_handle()) : std::string();
+  co_await Serve(stream, true, verified, peer);
   beast::get_lowest_layer(stream).expires_after(kTlsShutdownTimeout);
   co_await stream.async_shutdown(kTuple);
 }
 
 template <typename Stream>
-asio::awaitable<void> Server::Impl::Serve(Stream& stream, bool tls, const std::string& peer) {
+asio::awaitable<void> Server::Impl::Serve(Stream& stream, bool tls, bool peer_verified,
+                                          const std::string& peer) {
   auto& tcp_stream = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
   buffer.reserve(options.read_buffer_bytes);
@@ -286,6 +345,7 @@ asio::awaitable<void> Server::Impl::Serve(Stream& stream, bool tls, const std::s
     request.version = req.version();
     request.keep_alive = req.keep_alive();
     request.tls = tls;
+    request.client_certificate = peer_verified;
     request.client_common_name = peer;
     Response response;
     try {
@@ -468,40 +528,9 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Handler han
     if (tls.cert_pem.empty() || tls.key_pem.empty()) {
       return MakeError(ErrorCode::kInvalid, "TLS listener without a certificate and key");
     }
-    impl->ssl_ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
-    impl->ssl_ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                                   ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                                   ssl::context::no_tlsv1_1,
-                               ec);
-    impl->ssl_ctx->use_certificate_chain(asio::buffer(tls.cert_pem), ec);
-    if (ec) {
-      return MakeError(ErrorCode::kInvalid, "serving certificate: " + ec.message());
-    }
-    impl->ssl_ctx->use_private_key(asio::buffer(tls.key_pem), ssl::context::pem, ec);
-    if (ec) return MakeError(ErrorCode::kInvalid, "serving key: " + ec.message());
-    if (!tls.client_ca_pem.empty()) {
-      impl->ssl_ctx->add_certificate_authority(asio::buffer(tls.client_ca_pem), ec);
-      if (ec) return MakeError(ErrorCode::kInvalid, "client CA: " + ec.message());
-      // Clients are told which CAs are accepted, as Go's servers do.
-      STACK_OF(X509_NAME)* names = sk_X509_NAME_new_null();
-      if (names != nullptr) {
-        BIO* bio =
-            BIO_new_mem_buf(tls.client_ca_pem.data(), static_cast<int>(tls.client_ca_pem.size()));
-        if (bio != nullptr) {
-          while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-            sk_X509_NAME_push(names, X509_NAME_dup(X509_get_subject_name(cert)));
-            X509_free(cert);
-          }
-          BIO_free(bio);
-        }
-        ERR_clear_error();
-        SSL_CTX_set_client_CA_list(impl->ssl_ctx->native_handle(), names);
-      }
-      ssl::verify_mode mode = ssl::verify_peer;
-      if (tls.require_client_certificate) mode |= ssl::verify_fail_if_no_peer_cert;
-      impl->ssl_ctx->set_verify_mode(mode, ec);
-      if (ec) return MakeError(ErrorCode::kInvalid, "client CA: " + ec.message());
-    }
+    auto ctx = MakeServerContext(tls);
+    if (!ctx.ok()) return std::move(ctx).error();
+    impl->ssl_ctx = std::move(ctx).value();
   }
   impl->ioc = std::make_unique<asio::io_context>(options.threads);
   for (const ListenerOptions& l : options.listeners) {
@@ -566,6 +595,18 @@ void Server::CloseStreams() {
     }
   }
   for (auto& s : live) s->Close();
+}
+
+Status Server::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
+  if (!impl_->Context()) return MakeError(ErrorCode::kInvalid, "server: no TLS listener");
+  TlsOptions tls = impl_->options.tls;
+  tls.cert_pem = cert_pem;
+  tls.key_pem = key_pem;
+  auto ctx = MakeServerContext(tls);
+  if (!ctx.ok()) return std::move(ctx).error();
+  std::lock_guard<std::mutex> lock(impl_->ssl_mu);
+  impl_->ssl_ctx = std::move(ctx).value();
+  return Status::Ok();
 }
 
 uint16_t Server::port(size_t listener) const {

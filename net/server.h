@@ -61,6 +61,9 @@ struct Request {
   unsigned version = 11;  // 10 or 11
   bool keep_alive = true;
   bool tls = false;
+  // The TLS client presented a certificate that verified against
+  // TlsOptions::client_ca_pem (it authenticates the connection).
+  bool client_certificate = false;
   // Subject CN of the client certificate the TLS handshake verified ("" when none).
   std::string_view client_common_name;
 };
@@ -168,6 +171,12 @@ class Server {
   void Stop();
   // Asks every open stream to end (StreamBody::Close).
   void CloseStreams();
+
+  // Serves `cert_pem` (a chain) with `key_pem` from the next TLS handshake
+  // on; open connections keep the certificate they began with (a rotated
+  // webhook certificate). kInvalid for bad or mismatched PEM, or a server
+  // without TLS; the certificate served before stays then.
+  Status SetCertificate(const std::string& cert_pem, const std::string& key_pem);
 
   // The bound port of options.listeners[i].
   uint16_t port(size_t listener = 0) const;

@@ -1,6 +1,7 @@
 #include "grove/webhook/webhook.h"
 
 #include <algorithm>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "kube/kubeconfig.h"
@@ -80,6 +81,8 @@ std::string ValidatingWebhookConfiguration(std::string_view name, std::string_vi
 struct Server::Impl {
   Validator validate;
   std::unique_ptr<net::Server> server;
+  // The certificate served now (SetCertificate replaces it).
+  mutable std::mutex cert_mu;
   std::string cert_pem;
 
   net::Response Handle(const net::Request& req) const {
@@ -152,6 +155,22 @@ std::string Server::url() const {
   return "https://127.0.0.1:" + std::to_string(port()) + std::string(kValidatePath);
 }
 
-const std::string& Server::ca_pem() const { return impl_->cert_pem; }
+std::string Server::ca_pem() const {
+  std::lock_guard lock(impl_->cert_mu);
+  return impl_->cert_pem;
+}
+
+Status Server::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
+  // Held across the swap so that ca_pem() never names a certificate other
+  // than the one new connections get.
+  std::lock_guard lock(impl_->cert_mu);
+  if (Status s = impl_->server->SetCertificate(cert_pem, key_pem); !s.ok()) {
+    Error error = s.error();
+    error.message = "webhook certificate: " + error.message;
+    return error;
+  }
+  impl_->cert_pem = cert_pem;
+  return Status::Ok();
+}
 
 }  // namespace copse::grove::webhook
