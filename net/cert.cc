@@ -7,8 +7,10 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
 
+#include <ctime>
 #include <memory>
 
 namespace copse::net {
@@ -23,6 +25,8 @@ struct Deleter {
   void operator()(BIGNUM* p) const { BN_free(p); }
   void operator()(GENERAL_NAMES* p) const { GENERAL_NAMES_free(p); }
   void operator()(ASN1_OCTET_STRING* p) const { ASN1_OCTET_STRING_free(p); }
+  void operator()(X509_STORE* p) const { X509_STORE_free(p); }
+  void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); }
 };
 template <typename T>
 using Ptr = std::unique_ptr<T, Deleter>;
@@ -114,6 +118,12 @@ enum class Kind { kSelfSigned, kAuthority, kLeaf };
 // itself unless `issuer`/`issuer_key` are given.
 Result<Certificate> Build(Kind kind, const CertificateOptions& options, X509* issuer,
                           EVP_PKEY* issuer_key) {
+  const auto now = std::chrono::system_clock::now();
+  const auto not_before = options.not_before.value_or(now - std::chrono::hours(1));
+  const auto not_after = options.not_after.value_or(now + options.validity);
+  if (not_after <= not_before) {
+    return MakeError(ErrorCode::kInvalid, "certificate: not_after must be after not_before");
+  }
   Ptr<EVP_PKEY> key(EVP_EC_gen("P-256"));
   if (!key) return TlsError("generating the P-256 key");
   Ptr<X509> cert(X509_new());
@@ -126,9 +136,12 @@ Result<Certificate> Build(Kind kind, const CertificateOptions& options, X509* is
   if (!serial || !BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert.get()))) {
     return TlsError("setting the serial number");
   }
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()),
-                  static_cast<long>(std::chrono::seconds(options.validity).count()));
+  if (ASN1_TIME_set(X509_getm_notBefore(cert.get()),
+                    std::chrono::system_clock::to_time_t(not_before)) == nullptr ||
+      ASN1_TIME_set(X509_getm_notAfter(cert.get()),
+                    std::chrono::system_clock::to_time_t(not_after)) == nullptr) {
+    return TlsError("setting the validity");
+  }
   X509_NAME* name = X509_get_subject_name(cert.get());
   if (!options.organization.empty()) {
     X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8,
@@ -158,12 +171,16 @@ Result<Certificate> Build(Kind kind, const CertificateOptions& options, X509* is
            AddExtension(cert.get(), signer, NID_key_usage,
                         "critical,digitalSignature,keyCertSign,cRLSign");
       break;
-    case Kind::kLeaf:
+    case Kind::kLeaf: {
+      std::string usages;
+      if (options.server_auth) usages = "serverAuth";
+      if (options.client_auth) usages += usages.empty() ? "clientAuth" : ",clientAuth";
       ok = ok && AddExtension(cert.get(), signer, NID_basic_constraints, "critical,CA:FALSE") &&
            AddExtension(cert.get(), signer, NID_key_usage,
                         "critical,digitalSignature,keyEncipherment") &&
-           AddExtension(cert.get(), signer, NID_ext_key_usage, "serverAuth,clientAuth");
+           (usages.empty() || AddExtension(cert.get(), signer, NID_ext_key_usage, usages.c_str()));
       break;
+    }
   }
   if (!ok) return TlsError("adding certificate extensions");
   if (kind != Kind::kAuthority) {
@@ -190,6 +207,12 @@ std::string NameEntry(X509_NAME* name, int nid) {
   std::string out(reinterpret_cast<char*>(utf8), static_cast<size_t>(len));
   OPENSSL_free(utf8);
   return out;
+}
+
+std::chrono::system_clock::time_point FromAsn1(const ASN1_TIME* t) {
+  std::tm tm{};
+  if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) return {};
+  return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
 }  // namespace
@@ -221,6 +244,8 @@ Result<CertificateInfo> InspectCertificate(std::string_view cert_pem) {
   info.common_name = NameEntry(X509_get_subject_name(cert->get()), NID_commonName);
   info.issuer_common_name = NameEntry(X509_get_issuer_name(cert->get()), NID_commonName);
   info.is_ca = X509_check_ca(cert->get()) != 0;
+  info.not_before = FromAsn1(X509_get0_notBefore(cert->get()));
+  info.not_after = FromAsn1(X509_get0_notAfter(cert->get()));
   Ptr<GENERAL_NAMES> names(static_cast<GENERAL_NAMES*>(
       X509_get_ext_d2i(cert->get(), NID_subject_alt_name, nullptr, nullptr)));
   for (int i = 0; names && i < sk_GENERAL_NAME_num(names.get()); ++i) {
@@ -251,6 +276,46 @@ Status CheckKeyPair(std::string_view cert_pem, std::string_view key_pem) {
   if (X509_check_private_key(cert->get(), key->get()) != 1) {
     ERR_clear_error();
     return MakeError(ErrorCode::kInvalid, "key: does not match the certificate");
+  }
+  return Status::Ok();
+}
+
+Status VerifyCertificate(std::string_view cert_pem, std::string_view key_pem,
+                         std::string_view ca_pem, std::string_view dns_name,
+                         std::chrono::system_clock::time_point at) {
+  auto cert = ParseCertificate(cert_pem);
+  if (!cert.ok()) return std::move(cert).error();
+  auto key = ParseKey(key_pem);
+  if (!key.ok()) return std::move(key).error();
+  if (X509_check_private_key(cert->get(), key->get()) != 1) {
+    ERR_clear_error();
+    return MakeError(ErrorCode::kTls, "certificate: the key does not belong to the certificate");
+  }
+  Ptr<X509_STORE> store(X509_STORE_new());
+  Ptr<BIO> ca_bio(BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size())));
+  int cas = 0;
+  while (X509* ca = store && ca_bio ? PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr)
+                                    : nullptr) {
+    X509_STORE_add_cert(store.get(), ca);
+    X509_free(ca);
+    ++cas;
+  }
+  ERR_clear_error();  // the end of the PEM text reads as an error
+  if (cas == 0) {
+    return MakeError(ErrorCode::kInvalid, "certificate: the CA bundle holds no certificate");
+  }
+  Ptr<X509_STORE_CTX> ctx(X509_STORE_CTX_new());
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert->get(), nullptr) != 1) {
+    return TlsError("certificate: setting up verification");
+  }
+  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
+  X509_VERIFY_PARAM_set_time(param, std::chrono::system_clock::to_time_t(at));
+  if (!dns_name.empty()) X509_VERIFY_PARAM_set1_host(param, dns_name.data(), dns_name.size());
+  if (X509_verify_cert(ctx.get()) != 1) {
+    const int err = X509_STORE_CTX_get_error(ctx.get());
+    ERR_clear_error();
+    return MakeError(ErrorCode::kTls,
+                     std::string("certificate: ") + X509_verify_cert_error_string(err));
   }
   return Status::Ok();
 }

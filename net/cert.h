@@ -9,9 +9,13 @@
 //                           CA data (kubeconfig certificate-authority-data,
 //                           a webhook's caBundle).
 //   NewCertificateAuthority a CA that signs nothing but certificates.
-//   IssueCertificate        a leaf certificate (serverAuth and clientAuth)
-//                           signed by a CA given as PEM: client certificates
-//                           for mutual TLS, serving certificates under a CA.
+//   IssueCertificate        a leaf certificate (serverAuth and/or
+//                           clientAuth) signed by a CA given as PEM: client
+//                           certificates for mutual TLS, serving certificates
+//                           under a CA (the Grove webhook's rotated ones).
+//   VerifyCertificate       the checks a rotator needs before serving or
+//                           keeping a certificate: key match, chain to a CA,
+//                           validity at a time, DNS name.
 //
 // Names: the subject is O=<organization>, CN=<common_name>; leaf and
 // self-signed certificates carry subjectAltName DNS:<dns_names> and
@@ -23,6 +27,7 @@
 // Thread-safety: pure functions.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,8 +42,16 @@ struct CertificateOptions {
   std::string organization = "copse";
   std::vector<std::string> dns_names = {"localhost"};
   std::vector<std::string> ip_addresses = {"127.0.0.1", "::1"};
-  // From an hour ago (clock skew) until this long from now.
+  // From an hour ago (clock skew) until this long from now...
   std::chrono::hours validity{24 * 365 * 10};
+  // ...unless given (a rotator on an injected clock); not_after must be
+  // after not_before (kInvalid).
+  std::optional<std::chrono::system_clock::time_point> not_before;
+  std::optional<std::chrono::system_clock::time_point> not_after;
+  // extendedKeyUsage of IssueCertificate's leaf certificates (none when both
+  // are false). Self-signed certificates carry both.
+  bool server_auth = true;
+  bool client_auth = true;
 };
 
 struct Certificate {
@@ -57,8 +70,19 @@ struct CertificateInfo {
   std::vector<std::string> dns_names;
   std::vector<std::string> ip_addresses;  // text form, e.g. "127.0.0.1", "::1"
   bool is_ca = false;
+  std::chrono::system_clock::time_point not_before;
+  std::chrono::system_clock::time_point not_after;
 };
+// The first certificate of a PEM text.
 Result<CertificateInfo> InspectCertificate(std::string_view cert_pem);
+
+// Ok when `cert_pem` (with `key_pem` its key) chains to one of the
+// certificates in `ca_pem`, is valid at `at`, and names `dns_name` (skipped
+// when empty). kInvalid for PEM that does not parse or a CA bundle without
+// a certificate; kTls naming the check that failed otherwise.
+Status VerifyCertificate(std::string_view cert_pem, std::string_view key_pem,
+                         std::string_view ca_pem, std::string_view dns_name,
+                         std::chrono::system_clock::time_point at);
 
 // kInvalid unless `key_pem` is the private key of `cert_pem`.
 Status CheckKeyPair(std::string_view cert_pem, std::string_view key_pem);

@@ -9,9 +9,9 @@
 
 #include "core/log.h"
 #include "grove/runtime/sync.h"
-#include "kube/certificates.h"
 #include "kube/informer.h"
 #include "kube/kubeconfig.h"
+#include "net/cert.h"
 
 namespace copse::grove::webhook {
 namespace {
@@ -112,12 +112,13 @@ struct CertRotator::Impl : std::enable_shared_from_this<CertRotator::Impl> {
     Wake();
   }
 
-  kube::CertificateRequest ServingRequest(SystemTime now) const {
-    kube::CertificateRequest request;
+  net::CertificateOptions ServingRequest(SystemTime now) const {
+    net::CertificateOptions request;
     request.common_name = dns_name;
     request.dns_names = dns_names;
     request.ip_addresses = options.ip_addresses;
     request.server_auth = true;
+    request.client_auth = false;
     request.not_before = now - std::chrono::hours(1);  // clock skew between nodes
     request.not_after = now + options.cert_validity;
     return request;
@@ -143,34 +144,33 @@ struct CertRotator::Impl : std::enable_shared_from_this<CertRotator::Impl> {
     // The signing CA is the bundle's first certificate; it must sign itself and last.
     const std::string signing_ca = FirstPem(data.ca_crt);
     const bool ca_ok = !signing_ca.empty() &&
-                       kube::VerifyCertificate(signing_ca, data.ca_key, signing_ca, "", ahead).ok();
+                       net::VerifyCertificate(signing_ca, data.ca_key, signing_ca, "", ahead).ok();
     const bool cert_ok =
         ca_ok &&
-        kube::VerifyCertificate(data.tls_crt, data.tls_key, signing_ca, dns_name, ahead).ok();
+        net::VerifyCertificate(data.tls_crt, data.tls_key, signing_ca, dns_name, ahead).ok();
     if (ca_ok && cert_ok) return data.ca_crt;
 
     SecretData next = data;
     if (!ca_ok) {
-      kube::CertificateRequest request;
+      net::CertificateOptions request;
       request.common_name = "copse-grove-webhook-ca";
-      request.is_ca = true;
       request.not_before = now - std::chrono::hours(1);
       request.not_after = now + options.ca_validity;
-      auto ca = kube::IssueCertificate(request);
+      auto ca = net::NewCertificateAuthority(request);
       if (!ca.ok()) return ca.error();
       next.ca_crt = ca->cert_pem;
       next.ca_key = ca->key_pem;
       // The old CA stays trusted while it is valid: replicas still serving a
       // certificate it signed keep working until they load the new one.
       if (!signing_ca.empty() &&
-          kube::VerifyCertificate(signing_ca, data.ca_key, signing_ca, "", now).ok()) {
+          net::VerifyCertificate(signing_ca, data.ca_key, signing_ca, "", now).ok()) {
         next.ca_crt += signing_ca;
       }
       std::lock_guard lock(mu);
       ++stats.ca_generations;
     }
-    kube::CertificateAndKey issuer{FirstPem(next.ca_crt), next.ca_key};
-    auto cert = kube::IssueCertificate(ServingRequest(now), &issuer);
+    const net::Certificate issuer{FirstPem(next.ca_crt), next.ca_key};
+    auto cert = net::IssueCertificate(issuer, ServingRequest(now));
     if (!cert.ok()) return cert.error();
     next.tls_crt = cert->cert_pem;
     next.tls_key = cert->key_pem;

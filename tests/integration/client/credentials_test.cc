@@ -16,8 +16,8 @@
 #include <thread>
 
 #include "core/clock.h"
-#include "kube/certificates.h"
 #include "kube/exec_credential.h"
+#include "net/cert.h"
 #include "tests/integration/client/fixture.h"
 #include "tests/unit/kube_client/test_util.h"
 
@@ -28,12 +28,14 @@ using nlohmann::json;
 using std::chrono::seconds;
 using testing::TempDir;
 
-CertificateRequest Request(std::string cn, bool is_ca) {
-  CertificateRequest request;
+// A client certificate (clientAuth only), or a CA's options.
+net::CertificateOptions Request(std::string cn) {
+  net::CertificateOptions request;
   request.common_name = std::move(cn);
-  request.is_ca = is_ca;
+  request.dns_names.clear();
+  request.ip_addresses.clear();
   request.server_auth = false;
-  request.client_auth = !is_ca;
+  request.client_auth = true;
   const auto now = std::chrono::system_clock::now();
   request.not_before = now - std::chrono::hours(1);
   request.not_after = now + std::chrono::hours(24);
@@ -52,7 +54,7 @@ std::string ReadAll(const std::string& path) {
 class ClientCertificates : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto ca = IssueCertificate(Request("client-ca", true));
+    auto ca = net::NewCertificateAuthority(Request("client-ca"));
     ASSERT_TRUE(ca.ok()) << ca.error().ToString();
     client_ca_ = *ca;
     apiserver::Options options;
@@ -80,14 +82,14 @@ class ClientCertificates : public ::testing::Test {
     return io_.Run((*client)->Get(resources::kNamespaces, "", "default"));
   }
 
-  CertificateAndKey client_ca_;
+  net::Certificate client_ca_;
   TempDir dir_;
   IoThread io_;
   std::unique_ptr<apiserver::ApiServer> server_;
 };
 
 TEST_F(ClientCertificates, ACertificateFromFilesAuthenticatesWithoutAToken) {
-  auto cert = IssueCertificate(Request("copse-scheduler", false), &client_ca_);
+  auto cert = net::IssueCertificate(client_ca_, Request("copse-scheduler"));
   ASSERT_TRUE(cert.ok());
   dir_.Write("certs/client.crt", cert->cert_pem);
   dir_.Write("certs/client.key", cert->key_pem);
@@ -110,7 +112,7 @@ TEST_F(ClientCertificates, ACertificateFromFilesAuthenticatesWithoutAToken) {
 }
 
 TEST_F(ClientCertificates, InlineDataAndInsecureSkipTlsVerify) {
-  auto cert = IssueCertificate(Request("copse-grove", false), &client_ca_);
+  auto cert = net::IssueCertificate(client_ca_, Request("copse-grove"));
   ASSERT_TRUE(cert.ok());
   // No CA for the server at all: insecure-skip-tls-verify.
   const std::string path = dir_.Write(
@@ -132,9 +134,9 @@ TEST_F(ClientCertificates, InlineDataAndInsecureSkipTlsVerify) {
 }
 
 TEST_F(ClientCertificates, ACertificateFromAnotherCaIsRefused) {
-  auto other_ca = IssueCertificate(Request("other-ca", true));
+  auto other_ca = net::NewCertificateAuthority(Request("other-ca"));
   ASSERT_TRUE(other_ca.ok());
-  auto cert = IssueCertificate(Request("intruder", false), &*other_ca);
+  auto cert = net::IssueCertificate(*other_ca, Request("intruder"));
   ASSERT_TRUE(cert.ok());
   const std::string path = dir_.Write(
       "kubeconfig",

@@ -13,8 +13,8 @@
 
 #include "apiserver/admission.h"
 #include "grove/webhook/webhook.h"
-#include "kube/certificates.h"
 #include "kube/kubeconfig.h"
+#include "net/cert.h"
 #include "tests/integration/grove/env.h"
 
 namespace copse::grove::testing {
@@ -142,14 +142,14 @@ TEST_F(CertRotatorTest, TheLeaderMakesTheSecretAndTheApiServerTrustsTheWebhook) 
   const SecretKeys keys = *Secret();
   const auto now = std::chrono::system_clock::now();
   // A serving certificate for the Service's DNS names, signed by the CA, and the CA itself.
-  EXPECT_TRUE(kube::VerifyCertificate(keys.tls_crt, keys.tls_key, keys.ca_crt,
-                                      "copse-grove-webhook.copse-system.svc", now)
+  EXPECT_TRUE(net::VerifyCertificate(keys.tls_crt, keys.tls_key, keys.ca_crt,
+                                     "copse-grove-webhook.copse-system.svc", now)
                   .ok());
   EXPECT_TRUE(
-      kube::VerifyCertificate(keys.tls_crt, keys.tls_key, keys.ca_crt, "copse-grove-webhook", now)
+      net::VerifyCertificate(keys.tls_crt, keys.tls_key, keys.ca_crt, "copse-grove-webhook", now)
           .ok());
-  EXPECT_TRUE(kube::VerifyCertificate(keys.ca_crt, keys.ca_key, keys.ca_crt, "", now).ok());
-  auto info = kube::InspectCertificate(keys.tls_crt);
+  EXPECT_TRUE(net::VerifyCertificate(keys.ca_crt, keys.ca_key, keys.ca_crt, "", now).ok());
+  auto info = net::InspectCertificate(keys.tls_crt);
   ASSERT_TRUE(info.ok());
   EXPECT_FALSE(info->is_ca);
   EXPECT_GT(info->not_after, now + hours(24 * 300));
@@ -213,13 +213,15 @@ TEST_F(CertRotatorTest, OnlyTheLeaderWritesAndEveryReplicaServes) {
 
   // A Secret broken by hand (a certificate for another name) is replaced by
   // the leader, and both replicas switch to the new certificate.
-  kube::CertificateRequest request;
+  net::CertificateOptions request;
   request.common_name = "elsewhere";
   request.dns_names = {"elsewhere.example.com"};
+  request.ip_addresses.clear();
+  request.client_auth = false;
   request.not_before = std::chrono::system_clock::now() - hours(1);
   request.not_after = std::chrono::system_clock::now() + hours(24);
-  kube::CertificateAndKey ca{keys.ca_crt, keys.ca_key};
-  auto wrong = kube::IssueCertificate(request, &ca);
+  const net::Certificate ca{keys.ca_crt, keys.ca_key};
+  auto wrong = net::IssueCertificate(ca, request);
   ASSERT_TRUE(wrong.ok());
   auto secret = env_.Get(webhook::kSecrets, "copse-system", "copse-grove-webhook-cert");
   (*secret)["data"]["tls.crt"] = kube::EncodeBase64(wrong->cert_pem);
@@ -233,8 +235,8 @@ TEST_F(CertRotatorTest, OnlyTheLeaderWritesAndEveryReplicaServes) {
   }));
   const SecretKeys fixed = *Secret();
   EXPECT_EQ(fixed.ca_crt, keys.ca_crt);  // the CA was fine: kept
-  EXPECT_TRUE(kube::VerifyCertificate(fixed.tls_crt, fixed.tls_key, fixed.ca_crt, leader->DnsName(),
-                                      std::chrono::system_clock::now())
+  EXPECT_TRUE(net::VerifyCertificate(fixed.tls_crt, fixed.tls_key, fixed.ca_crt, leader->DnsName(),
+                                     std::chrono::system_clock::now())
                   .ok());
   ASSERT_TRUE(Eventually([&] {
     return follower_server->ca_pem() == fixed.tls_crt && leader_server->ca_pem() == fixed.tls_crt;
@@ -266,7 +268,7 @@ TEST_F(CertRotatorTest, RenewsBeforeExpiry) {
   rotator->StartWriting();
   ASSERT_TRUE(Eventually([&] { return rotator->Serving(); }));
   const SecretKeys first = *Secret();
-  auto first_info = kube::InspectCertificate(first.tls_crt);
+  auto first_info = net::InspectCertificate(first.tls_crt);
   ASSERT_TRUE(first_info.ok());
 
   // 85 h in: still valid 10 h ahead (until 95 h): kept through a few check rounds.
@@ -283,7 +285,7 @@ TEST_F(CertRotatorTest, RenewsBeforeExpiry) {
   const SecretKeys second = *Secret();
   EXPECT_EQ(second.ca_crt, first.ca_crt);
   EXPECT_EQ(rotator->stats().ca_generations, 1u);
-  auto second_info = kube::InspectCertificate(second.tls_crt);
+  auto second_info = net::InspectCertificate(second.tls_crt);
   EXPECT_GT(second_info->not_after, first_info->not_after);
   ASSERT_TRUE(Eventually([&] { return server->ca_pem() == second.tls_crt; }));
 
@@ -295,13 +297,13 @@ TEST_F(CertRotatorTest, RenewsBeforeExpiry) {
   EXPECT_EQ(rotator->stats().ca_generations, 2u);
   EXPECT_NE(third.ca_crt.find(first.ca_crt), std::string::npos);  // appended after the new CA
   EXPECT_NE(third.ca_crt.rfind(first.ca_crt), 0u);
-  EXPECT_TRUE(kube::VerifyCertificate(third.tls_crt, third.tls_key, third.ca_crt,
-                                      rotator->DnsName(), clock->WallNow())
+  EXPECT_TRUE(net::VerifyCertificate(third.tls_crt, third.tls_key, third.ca_crt, rotator->DnsName(),
+                                     clock->WallNow())
                   .ok());
   // The new certificate is signed by the new CA alone (the bundle minus the old CA).
   const std::string new_ca = third.ca_crt.substr(0, third.ca_crt.find(first.ca_crt));
   EXPECT_TRUE(
-      kube::VerifyCertificate(third.tls_crt, third.tls_key, new_ca, "", clock->WallNow()).ok());
+      net::VerifyCertificate(third.tls_crt, third.tls_key, new_ca, "", clock->WallNow()).ok());
   ASSERT_TRUE(Eventually([&] {
     auto bundles = Bundles();
     return !bundles.empty() && bundles[0] == third.ca_crt;
