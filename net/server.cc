@@ -167,9 +167,8 @@ Result<std::shared_ptr<ssl::context>> MakeServerContext(const TlsOptions& tls) {
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   boost::system::error_code ec;
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                                 ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                                 ssl::context::no_tlsv1_1,
-                             ec);
+                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                   ec);
   ctx->use_certificate_chain(asio::buffer(tls.cert_pem), ec);
   if (ec) {
     return MakeError(ErrorCode::kInvalid, "serving certificate: " + ec.message());

@@ -10,6 +10,7 @@
 
 #include "deploy/crds.h"
 #include "kube/pod_group.h"
+#include "kube/yaml.h"
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
@@ -109,7 +110,7 @@ void InstallCopseCrds(Cluster& cluster) {
   int installed = 0;
   for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
     if (!file.path.starts_with("crds/copse/")) continue;
-    Result<std::vector<std::string>> docs = deploy::YamlDocumentsToJson(file.content);
+    Result<std::vector<std::string>> docs = kube::YamlDocumentsToJson(file.content);
     ASSERT_TRUE(docs.ok()) << file.path;
     for (const std::string& doc : *docs) {
       cluster.Create(kube::resources::kCustomResourceDefinitions, "", doc);
