@@ -16,9 +16,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
@@ -26,13 +28,19 @@
 
 namespace copse::apiserver {
 
-class Store;  // kube/apiserver/store.h
+class Store;  // apiserver/store.h
 
 struct StoreOptions {
   // Watch events kept for resuming watches; a watch from an older
   // resourceVersion gets 410 Gone (kube-apiserver's watch cache window).
   size_t watch_history = 200000;
   std::shared_ptr<const Clock> clock;  // default: RealClock
+  // Served versions of built-in resources instead of the built-in ones, keyed
+  // "resource.group" ("poddisruptionbudgets.policy"; core: "pods"). An empty
+  // list stops serving the resource. For tests of servers that lack an API:
+  // {{"poddisruptionbudgets.policy", {"v1beta1"}}} serves PDBs as v1.20 does
+  // (and pods/eviction then takes only policy/v1beta1 Evictions).
+  std::map<std::string, std::vector<std::string>> served_versions;
 };
 
 // Creates a Store with every built-in resource registered (core/v1 pods,
@@ -40,7 +48,7 @@ struct StoreOptions {
 // scheduling, policy, apiextensions), the "default", "kube-system",
 // "kube-public" and "kube-node-lease" namespaces, and upstream's two system
 // PriorityClasses (system-node-critical, system-cluster-critical) with no
-// global default. See kube/apiserver/store.h for the Store itself.
+// global default. See apiserver/store.h for the Store itself.
 std::shared_ptr<Store> NewStore(StoreOptions options = {});
 
 struct Options {

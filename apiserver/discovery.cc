@@ -101,9 +101,17 @@ json ResourceList(const std::vector<std::shared_ptr<const ResourceInfo>>& resour
                 {"verbs", {"create"}}};
       if (sub == "binding") s["kind"] = "Binding";
       if (sub == "eviction") {
+        // The Eviction version follows the policy group (v1beta1 only, as
+        // on v1.20, when PodDisruptionBudgets are served only so).
+        bool policy_v1 = true;
+        for (const auto& other : resources) {
+          if (other->group == "policy" && other->resource == "poddisruptionbudgets") {
+            policy_v1 = other->ServesVersion("v1");
+          }
+        }
         s["kind"] = "Eviction";
         s["group"] = "policy";
-        s["version"] = "v1";
+        s["version"] = policy_v1 ? "v1" : "v1beta1";
       }
       list.push_back(s);
     }

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/admission.h"
+#include "apiserver/content_negotiation.h"
 #include "apiserver/table.h"
+#include "kube/protobuf/codec.h"
 
 namespace copse::apiserver {
 
@@ -103,7 +105,8 @@ bool WantsTable(std::string_view accept) {
     size_t end = accept.find(',', pos);
     if (end == std::string_view::npos) end = accept.size();
     std::string_view part = accept.substr(pos, end - pos);
-    if (part.find("as=Table") != std::string_view::npos &&
+    if (part.find("protobuf") == std::string_view::npos &&  // Tables are JSON only
+        part.find("as=Table") != std::string_view::npos &&
         part.find("g=meta.k8s.io") != std::string_view::npos &&
         (part.find("v=v1;") != std::string_view::npos || part.ends_with("v=v1") ||
          part.find("v=v1beta1") != std::string_view::npos)) {
@@ -112,14 +115,6 @@ bool WantsTable(std::string_view accept) {
     pos = end + 1;
   }
   return false;
-}
-
-// True unless the client accepts only media types we cannot produce.
-bool AcceptsJson(std::string_view accept) {
-  if (accept.empty()) return true;
-  return accept.find("json") != std::string_view::npos ||
-         accept.find("*/*") != std::string_view::npos ||
-         accept.find("application/*") != std::string_view::npos;
 }
 
 std::string ObjectForVersion(const ObjectVersion& v, const std::string& api_version,
@@ -233,6 +228,7 @@ struct WatchSession::Format {
   std::string api_version;
   std::string kind;
   bool table = false;
+  bool protobuf = false;  // length-prefixed WatchEvent frames instead of JSON lines
   std::vector<PrinterColumn> columns;
   std::string include_object;
   bool first = true;
@@ -249,6 +245,18 @@ WatchSession::~WatchSession() {
 void WatchSession::Serialize(const std::vector<WatchEvent>& events, std::string* out) {
   for (const WatchEvent& e : events) {
     const std::string_view type = WatchEventTypeName(e.type);
+    if (format_->protobuf) {
+      const std::string object =
+          e.object->api_version == format_->api_version && e.object->rv == e.rv
+              ? e.object->json
+              : ObjectForVersion(*e.object, format_->api_version, e.rv);
+      Status framed = kube::protobuf::AppendWatchFrame(type, object, out);
+      if (!framed.ok()) {  // a stored object that does not fit its schema: tell the client
+        (void)kube::protobuf::AppendWatchFrame(
+            "ERROR", StatusJson(MakeError(ErrorCode::kInternal, framed.error().message)), out);
+      }
+      continue;
+    }
     out->append("{\"type\":\"");
     out->append(type);
     out->append("\",\"object\":");
@@ -269,6 +277,15 @@ void WatchSession::Serialize(const std::vector<WatchEvent>& events, std::string*
 }
 
 void WatchSession::AppendBookmark(uint64_t rv, std::string* out) const {
+  if (format_->protobuf) {
+    (void)kube::protobuf::AppendWatchFrame(
+        "BOOKMARK",
+        "{\"kind\":\"" + format_->kind + "\",\"apiVersion\":\"" + format_->api_version +
+            "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(rv) +
+            "\",\"creationTimestamp\":null}}",
+        out);
+    return;
+  }
   out->append("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"");
   out->append(format_->table ? "Table" : format_->kind);
   out->append("\",\"apiVersion\":\"");
@@ -349,8 +366,26 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
     r.body = "ok";
     return r;
   }
+  // A protobuf body becomes JSON here: everything after sees JSON.
+  HttpRequest decoded;
+  std::string decoded_body;
+  if (IsProtobufContentType(http.content_type)) {
+    auto body = ProtobufBodyToJson(http.body);
+    if (!body.ok()) {
+      HttpResponse r = ErrorResponse(body.error());
+      EncodeForClient(http.accept, false, &r);
+      return r;
+    }
+    decoded_body = std::move(body).value();
+    decoded = http;
+    decoded.body = decoded_body;
+    decoded.content_type = "application/json";
+    req.http = &decoded;
+  }
   try {
-    return Route(req);
+    HttpResponse r = Route(req);
+    EncodeForClient(http.accept, req.info != nullptr && req.info->crd, &r);
+    return r;
   } catch (const std::exception& e) {
     return ErrorResponse(MakeHttpError(ErrorCode::kInternal, 500, "InternalError",
                                        std::string("Internal error occurred: ") + e.what()));
@@ -429,10 +464,14 @@ HttpResponse Handler::HandleResource(Request& req) {
     if (error.reason == "Invalid") kind = info.kind;
     return ErrorResponse(error, req.name, info.group, kind);
   };
-  if (!AcceptsJson(req.http->accept)) {
-    return ErrorResponse(MakeHttpError(ErrorCode::kInvalid, 406, "NotAcceptable",
-                                       "only the following media types are accepted: "
-                                       "application/json, application/yaml"));
+  const OutputMedia media = NegotiateOutput(req.http->accept, !info.crd);
+  if (media == OutputMedia::kNone) {
+    return ErrorResponse(
+        MakeHttpError(ErrorCode::kInvalid, 406, "NotAcceptable",
+                      info.crd ? "only the following media types are accepted: application/json, "
+                                 "application/yaml"
+                               : "only the following media types are accepted: application/json, "
+                                 "application/yaml, application/vnd.kubernetes.protobuf"));
   }
   const bool table = WantsTable(req.http->accept);
   const std::string include_object(req.Query("includeObject"));
@@ -458,7 +497,7 @@ HttpResponse Handler::HandleResource(Request& req) {
   const std::string_view content_type = req.http->content_type;
   const bool json_body = content_type.empty() || content_type.starts_with("application/json") ||
                          content_type.starts_with("*/*");
-  // Validating admission webhooks (kube/apiserver/admission.h) for writes of main resources.
+  // Validating admission webhooks (apiserver/admission.h) for writes of main resources.
   if (auto denied = AdmitWrite(*store_, info, req.version, method, req.ns, req.name, req.subresource,
                                req.http->body, content_type, dry_run)) {
     std::string name = req.name;
@@ -498,6 +537,11 @@ HttpResponse Handler::HandleResource(Request& req) {
           if (HttpStatusOf(error) != 410) return fail(error);
           // As kube-apiserver: 200 and one ERROR event carrying the 410 Status.
           HttpResponse r;
+          if (media == OutputMedia::kProtobuf && !table) {
+            r.content_type = std::string(kube::protobuf::kWatchMediaType);
+            (void)kube::protobuf::AppendWatchFrame("ERROR", StatusJson(error), &r.body);
+            return r;
+          }
           r.body = "{\"type\":\"ERROR\",\"object\":" + StatusJson(error) + "}\n";
           return r;
         }
@@ -505,11 +549,14 @@ HttpResponse Handler::HandleResource(Request& req) {
         format->api_version = api_version;
         format->kind = info.kind;
         format->table = table;
+        format->protobuf = media == OutputMedia::kProtobuf && !table;
         if (table) format->columns = ColumnsFor(info, req.version);
         format->include_object = include_object;
         format->clock = &store_->clock();
+        const bool format_protobuf = format->protobuf;
         auto session = std::make_shared<WatchSession>(std::move(stream).value(), std::move(format));
         session->bookmarks = IsTrue(req.Query("allowWatchBookmarks"));
+        if (format_protobuf) session->content_type = std::string(kube::protobuf::kWatchMediaType);
         if (std::string_view t = req.Query("timeoutSeconds"); !t.empty()) {
           int64_t seconds = 0;
           if (ParseInt64(t, &seconds) && seconds > 0) {

@@ -42,12 +42,15 @@ class WatchSession {
   ~WatchSession();
 
   WatchStream& stream() { return *stream_; }
-  // Appends the newline-delimited JSON of `events` to `out`.
+  // Appends `events` to `out`: newline-delimited JSON, or length-prefixed
+  // protobuf WatchEvent frames when the client asked for protobuf.
   void Serialize(const std::vector<WatchEvent>& events, std::string* out);
   void AppendBookmark(uint64_t rv, std::string* out) const;
 
   bool bookmarks = false;
   std::chrono::milliseconds timeout{0};
+  // The stream's Content-Type: JSON lines, or protobuf WatchEvent frames.
+  std::string content_type = "application/json";
 
  private:
   std::shared_ptr<WatchStream> stream_;

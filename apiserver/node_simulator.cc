@@ -1,6 +1,7 @@
 #include "apiserver/node_simulator.h"
 
 #include <map>
+#include <optional>
 #include <queue>
 #include <random>
 #include <unordered_map>
@@ -112,6 +113,16 @@ void NodeSimulator::Run() {
     return std::move(w).value();
   };
   auto now_text = [&] { return FormatRfc3339(clock.WallNow()); };
+  // PodDisruptionBudgets in the version the store serves (policy/v1, or
+  // v1beta1 only for a store made to look like v1.20); none: not managed.
+  std::optional<ResourceRef> pdb_ref;
+  for (const auto& info : store_->Resources()) {
+    if (info->group == "policy" && info->resource == "poddisruptionbudgets" &&
+        !info->versions.empty()) {
+      pdb_ref = ResourceRef{"policy", info->preferred_version(), "poddisruptionbudgets", true};
+    }
+  }
+  const bool manage_pdbs = options_.manage_disruption_budgets && pdb_ref.has_value();
 
   auto schedule_start = [&](const ObjectVersion& pod) {
     auto ip = st.node_ips.find(pod.node_name);
@@ -346,7 +357,7 @@ void NodeSimulator::Run() {
   auto sync_disruption = [&](const std::string& ns) {
     ListOptions list;
     list.ns = ns;
-    auto pdbs = store_->List(resources::kPodDisruptionBudgets, list);
+    auto pdbs = store_->List(*pdb_ref, list);
     auto pods = store_->List(resources::kPods, list);
     if (!pdbs.ok() || !pods.ok()) return;
     const std::string now = now_text();
@@ -355,7 +366,7 @@ void NodeSimulator::Run() {
       if (pdb.is_discarded()) continue;
       const auto computed = ComputeDisruption(pdb, pods->items);
       const DisruptionStatus status = computed.value_or(DisruptionStatus{});
-      (void)store_->Mutate(resources::kPodDisruptionBudgets, ns, item->name, "status", [&](json& obj) {
+      (void)store_->Mutate(*pdb_ref, ns, item->name, "status", [&](json& obj) {
         json& s = obj["status"];
         if (!s.is_object()) s = json::object();
         const int64_t generation = FindPath(obj, "metadata.generation") != nullptr &&
@@ -391,9 +402,9 @@ void NodeSimulator::Run() {
 
   std::vector<WatchEvent> events;
   while (true) {
-    if (options_.manage_disruption_budgets && (!st.pdbs || st.pdbs->closed())) {
+    if (manage_pdbs && (!st.pdbs || st.pdbs->closed())) {
       st.pdbs_per_namespace.clear();
-      st.pdbs = open_watch(resources::kPodDisruptionBudgets);
+      st.pdbs = open_watch(*pdb_ref);
     }
     events.clear();
     if (st.pdbs) st.pdbs->Take(&events);

@@ -236,6 +236,10 @@ std::vector<std::shared_ptr<const ResourceInfo>> BuiltinResources() {
        false, {}, kMeta},
       {"networking.k8s.io", "v1", "networkpolicies", "networkpolicy", "NetworkPolicy", true,
        false, false, {"netpol"}, kMeta},
+      {"networking.k8s.io", "v1", "ingresses", "ingress", "Ingress", true, true, false, {"ing"},
+       kMeta},
+      {"networking.k8s.io", "v1", "ingressclasses", "ingressclass", "IngressClass", false, false,
+       false, {}, kMeta},
       {"node.k8s.io", "v1", "runtimeclasses", "runtimeclass", "RuntimeClass", false, false,
        false, {}, kMeta},
   };

@@ -278,7 +278,7 @@ asio::awaitable<bool> ApiServer::Impl::StreamWatch(Stream& stream, unsigned vers
   } unregister{this, session_id, session};
 
   http::response<http::empty_body> res{http::status::ok, version};
-  res.set(http::field::content_type, "application/json");
+  res.set(http::field::content_type, session->content_type);
   res.set(http::field::cache_control, "no-cache, private");
   res.keep_alive(false);
   res.chunked(true);

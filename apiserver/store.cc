@@ -528,9 +528,19 @@ Store::Store(StoreOptions options) {
     options.clock = std::shared_ptr<const Clock>(std::shared_ptr<const Clock>(), &RealClock::Get());
   }
   clock_ = options.clock;
+  const auto served_versions = options.served_versions;
   impl_ = std::make_unique<Impl>(std::move(options));
   std::lock_guard<std::mutex> lock(impl_->mu);
-  for (auto& info : BuiltinResources()) impl_->RegisterResource(std::move(info));
+  for (auto& info : BuiltinResources()) {
+    auto it = served_versions.find(info->GroupResource());
+    if (it != served_versions.end()) {
+      if (it->second.empty()) continue;  // not served at all
+      auto changed = std::make_shared<ResourceInfo>(*info);
+      changed->versions = it->second;
+      info = std::move(changed);
+    }
+    impl_->RegisterResource(std::move(info));
+  }
 }
 
 Store::~Store() { CloseWatches(); }
@@ -894,6 +904,9 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
     json& labels = meta["labels"];
     if (!labels.is_object()) labels = json::object();
     labels["kubernetes.io/metadata.name"] = meta.value("name", "");
+  } else if (info.resource == "secrets") {
+    // SetDefaults_Secret. kubectl create secret generic leaves the type empty.
+    if (auto type = obj.find("type"); type == obj.end() || *type == "") obj["type"] = "Opaque";
   } else if (info.resource == "services") {
     json& spec = obj["spec"];
     if (!spec.is_object()) return;

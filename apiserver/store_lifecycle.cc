@@ -658,6 +658,21 @@ Status Store::Evict(std::string_view ns, std::string_view name, std::string_view
   std::lock_guard<std::mutex> lock(impl_->mu);
   ResourceData* pods = impl_->FindData("", "pods");
   ResourceData* pdbs = impl_->FindData("policy", "poddisruptionbudgets");
+  // The Eviction's version must be one the policy group serves (v1.20 knows
+  // only policy/v1beta1), as kube-apiserver's scheme decides.
+  if (auto v = eviction.find("apiVersion"); v != eviction.end()) {
+    const std::string api_version = v->is_string() ? v->get<std::string>() : std::string();
+    const bool known =
+        api_version.starts_with("policy/") &&
+        (pdbs != nullptr ? pdbs->info->ServesVersion(api_version.substr(7))
+                         : api_version == "policy/v1" || api_version == "policy/v1beta1");
+    if (!known) {
+      return BadRequest(
+          "Eviction in version \"v1\" cannot be handled as a Eviction: no kind "
+          "\"Eviction\" is registered for version \"" +
+          api_version + "\"");
+    }
+  }
   const std::string key = Impl::Key(*pods->info, ns, name);
   ObjectPtr pod = impl_->Lookup(pods, key);
   if (pod == nullptr) return NotFound(*pods->info, name);

@@ -9,7 +9,7 @@
 //     (PrinterColumn::builtin names the computation).
 //   - ColumnsFromCrd: a CRD version's additionalPrinterColumns, with "Name"
 //     first, and "Age" when the version declares none (as upstream).
-//     Cells come from the column's JSONPath (see kube/apiserver/jsonpath.h).
+//     Cells come from the column's JSONPath (see apiserver/jsonpath.h).
 //   - BuildTable / BuildTableWatchEvent: rows for objects.
 //
 // Thread-safety: pure functions.

@@ -4,6 +4,9 @@
 //  1. Start a store with `nodes` synthetic nodes and the server (HTTP, or
 //     HTTPS with --tls).
 //  2. create: `pods` pods by kWorkers concurrent coroutines; per-request latency.
+//     The same again first with protobuf bodies (application/vnd.kubernetes.protobuf,
+//     as client-go sends built-in types; answers in JSON) into another
+//     namespace, whose pods are then deleted.
 //  3. list: every pod, paginated (limit 10,000).
 //  4. bind: every pod to a node (pods/binding).
 //  5. watch: replay every event since step 1 (ADDED + MODIFIED) on a new
@@ -25,6 +28,7 @@
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
 #include "kube/client.h"
+#include "kube/protobuf/codec.h"
 
 namespace copse::bench {
 namespace {
@@ -35,11 +39,11 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kWorkers = 64;
 
-std::string PodJson(int64_t i) {
+std::string PodJson(int64_t i, std::string_view ns = "bench") {
   std::string n = std::to_string(i);
   return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bench-pod-)" + n +
-         R"(","namespace":"bench","labels":{"app":"bench","tier":"batch","shard":")" +
-         std::to_string(i % 64) +
+         R"(","namespace":")" + std::string(ns) +
+         R"(","labels":{"app":"bench","tier":"batch","shard":")" + std::to_string(i % 64) +
          R"("},"annotations":{"copse.dev/bench":"apiserver"}},"spec":{"schedulerName":"copse-scheduler","priority":0,"terminationGracePeriodSeconds":30,"restartPolicy":"Always","containers":[{"name":"main","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":"100m","memory":"128Mi"},"limits":{"cpu":"200m","memory":"256Mi"}},"ports":[{"containerPort":8080,"protocol":"TCP"}],"env":[{"name":"SHARD","value":")" +
          std::to_string(i % 64) +
          R"("}]}],"tolerations":[{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]}})";
@@ -99,6 +103,11 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
     auto ns = store->Create(kube::resources::kNamespaces, "",
                             std::string_view(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})"));
     if (!ns.ok()) return ns.error();
+    auto pb_ns = store->Create(
+        kube::resources::kNamespaces, "",
+        std::string_view(
+            R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench-pb"}})"));
+    if (!pb_ns.ok()) return pb_ns.error();
   }
 
   api::Options server_options;
@@ -119,14 +128,6 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
   if (!client_or.ok()) return client_or.error();
   auto client = *client_or;
 
-  const std::string start_rv = std::to_string(store->CurrentResourceVersion());
-  const double cpu_start = ProcessCpuSeconds();
-
-  kube::WatchOptions watch_options;
-  watch_options.resource_version = start_rv;
-  watch_options.allow_bookmarks = false;
-
-  std::vector<int64_t> create_latency(static_cast<size_t>(pods));
   std::atomic<int64_t> errors{0};
   std::string first_error;
   std::mutex error_mu;
@@ -137,7 +138,46 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
     }
   };
 
+  // Creates with protobuf bodies, encoded per request as a client would.
+  std::vector<int64_t> pb_create_latency(static_cast<size_t>(pods));
   double phase_cpu = ProcessCpuSeconds();
+  const double pb_create_s = RunConcurrently(
+      io, pods, kWorkers, progress, "create (protobuf)", [&](int64_t i) -> asio::awaitable<void> {
+        const auto t0 = Clock::now();
+        auto body = kube::protobuf::EncodeObject(PodJson(i, "bench-pb"));
+        if (!body.ok()) {
+          note_error(body.error());
+          co_return;
+        }
+        auto r = co_await client->Request(
+            kube::HttpMethod::kPost, "/api/v1/namespaces/bench-pb/pods", std::move(body).value(),
+            std::string(kube::protobuf::kMediaType));
+        pb_create_latency[static_cast<size_t>(i)] = (Clock::now() - t0).count();
+        if (!r.ok()) {
+          note_error(r.error());
+        } else if (r->status != 201) {
+          note_error(MakeError(ErrorCode::kInternal, "protobuf create: HTTP " +
+                                                         std::to_string(r->status) + ": " +
+                                                         r->body.substr(0, 300)));
+        }
+      });
+  const double pb_create_cpu = ProcessCpuSeconds() - phase_cpu;
+  {
+    api::ListOptions pb_pods;
+    pb_pods.ns = "bench-pb";
+    auto deleted = store->DeleteCollection(kube::resources::kPods, pb_pods);
+    if (!deleted.ok()) return deleted.error();
+  }
+
+  const std::string start_rv = std::to_string(store->CurrentResourceVersion());
+  const double cpu_start = ProcessCpuSeconds();
+
+  kube::WatchOptions watch_options;
+  watch_options.resource_version = start_rv;
+  watch_options.allow_bookmarks = false;
+
+  std::vector<int64_t> create_latency(static_cast<size_t>(pods));
+  phase_cpu = ProcessCpuSeconds();
   const double create_s = RunConcurrently(
       io, pods, kWorkers, progress, "create", [&](int64_t i) -> asio::awaitable<void> {
         const auto t0 = Clock::now();
@@ -223,6 +263,10 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
   const double binds_per_s = static_cast<double>(pods) / bind_s;
   const double events_per_s = static_cast<double>(replayed) / watch_s;
   result.extras["creates_per_second"] = creates_per_s;
+  result.extras["protobuf_creates_per_second"] = static_cast<double>(pods) / pb_create_s;
+  result.extras["protobuf_create_p50_ms"] = PercentileMs(pb_create_latency, 50);
+  result.extras["protobuf_create_p99_ms"] = PercentileMs(pb_create_latency, 99);
+  result.extras["protobuf_create_cpu_us_per_pod"] = pb_create_cpu * 1e6 / static_cast<double>(pods);
   result.extras["binds_per_second"] = binds_per_s;
   result.extras["bind_p50_ms"] = PercentileMs(bind_latency, 50);
   result.extras["bind_p99_ms"] = PercentileMs(bind_latency, 99);

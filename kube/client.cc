@@ -28,6 +28,7 @@
 #include <deque>
 #include <fstream>
 #include <future>
+#include <iostream>
 #include <limits>
 #include <mutex>
 #include <sstream>
@@ -38,6 +39,7 @@
 
 #include "core/check.h"
 #include "core/json_text.h"
+#include "kube/api_access.h"
 #include "kube/rate_limiter.h"
 
 namespace copse::kube {
@@ -875,12 +877,23 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     co_return Status::Ok();
   }
 
+  // The component's API access table (ClientConfig::api_access), checked
+  // before anything is sent. A refusal is a developer's mistake: it is also
+  // printed, since callers such as informers only retry.
+  static Status CheckAccess(const Impl& self, http::verb verb, std::string_view target) {
+    if (self.config.api_access == nullptr) return Status::Ok();
+    Status allowed = CheckApiAccess(*self.config.api_access, http::to_string(verb), target);
+    if (!allowed.ok()) std::cerr << "copse: " << allowed.error().message << std::endl;
+    return allowed;
+  }
+
   // One HTTP exchange on a pooled connection, retried on a fresh connection
   // when a reused one turns out to have been closed by the server.
   static net::awaitable<Result<Response>> Send(std::shared_ptr<Impl> self, http::verb verb,
                                                std::string target, std::string body,
                                                std::string content_type,
                                                std::chrono::milliseconds timeout) {
+    if (Status allowed = CheckAccess(*self, verb, target); !allowed.ok()) co_return allowed.error();
     const auto effective = self->EffectiveTimeout(timeout);
     const SteadyTime started = std::chrono::steady_clock::now();
     const SteadyTime deadline = started + effective;
@@ -1244,10 +1257,12 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     co_return Status::Ok();
   }
 
-  static net::awaitable<Status> Evict(std::shared_ptr<Impl> self, std::string ns,
-                                      std::string pod, DeleteOptions options) {
+  static net::awaitable<Status> Evict(std::shared_ptr<Impl> self, std::string ns, std::string pod,
+                                      DeleteOptions options, std::string api_version) {
     if (Status s = ValidateNames(resources::kPods, ns, pod, true, true); !s.ok()) co_return s;
-    std::string body = R"({"kind":"Eviction","apiVersion":"policy/v1","metadata":{"name":)";
+    std::string body = R"({"kind":"Eviction","apiVersion":)";
+    AppendJsonString(body, api_version);
+    body += R"(,"metadata":{"name":)";
     AppendJsonString(body, pod);
     body += ",\"namespace\":";
     AppendJsonString(body, ns);
@@ -1457,6 +1472,9 @@ net::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatch(
       .AddIf(options.timeout_seconds > 0, "timeoutSeconds",
              std::to_string(options.timeout_seconds));
   const std::string target = query.Take();
+  if (Status allowed = CheckAccess(*self, http::verb::get, target); !allowed.ok()) {
+    co_return allowed.error();
+  }
   const std::string what = "watch " + target;
   const auto effective = self->EffectiveTimeout(options.connect_timeout);
   const SteadyTime deadline = std::chrono::steady_clock::now() + effective;
@@ -1620,8 +1638,10 @@ net::awaitable<Status> Client::Bind(std::string ns, std::string pod, std::string
   return Impl::Bind(impl_, std::move(ns), std::move(pod), std::move(node), std::move(options));
 }
 
-net::awaitable<Status> Client::Evict(std::string ns, std::string pod, DeleteOptions options) {
-  return Impl::Evict(impl_, std::move(ns), std::move(pod), std::move(options));
+net::awaitable<Status> Client::Evict(std::string ns, std::string pod, DeleteOptions options,
+                                     std::string api_version) {
+  return Impl::Evict(impl_, std::move(ns), std::move(pod), std::move(options),
+                     std::move(api_version));
 }
 
 net::awaitable<Result<Scale>> Client::GetScale(ResourceRef resource, std::string ns,

@@ -250,10 +250,11 @@ class Client {
   // POST pods/NAME/binding with a v1 Binding to `node`.
   boost::asio::awaitable<Status> Bind(std::string ns, std::string pod, std::string node,
                                       BindOptions options = {});
-  // POST pods/NAME/eviction with a policy/v1 Eviction; kTooManyRequests when a
-  // PodDisruptionBudget blocks it.
-  boost::asio::awaitable<Status> Evict(std::string ns, std::string pod,
-                                       DeleteOptions options = {});
+  // POST pods/NAME/eviction with an Eviction of `api_version` (what the
+  // server takes: Discovery::EvictionApiVersion; v1.20 takes only
+  // policy/v1beta1); kTooManyRequests when a PodDisruptionBudget blocks it.
+  boost::asio::awaitable<Status> Evict(std::string ns, std::string pod, DeleteOptions options = {},
+                                       std::string api_version = "policy/v1");
   // The scale subresource (autoscaling/v1 Scale).
   boost::asio::awaitable<Result<Scale>> GetScale(ResourceRef resource, std::string ns,
                                                  std::string name, GetOptions options = {});

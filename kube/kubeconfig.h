@@ -33,6 +33,8 @@
 
 namespace copse::kube {
 
+struct ApiAccessTable;  // kube/api_access.h
+
 // The pipelined connections copse's own components (the scheduler, by
 // default, and the Grove operator) use for their writes.
 inline constexpr size_t kCopsePipelinedConnections = 2;
@@ -73,6 +75,10 @@ struct ClientConfig {
   // per connection at a time).
   size_t pipelined_connections = 0;
   std::string user_agent = "copse";
+  // When set, the client refuses (kForbidden, before sending) every request
+  // the component's table does not list (kube/api_access.h). Not owned: the
+  // tables there are static.
+  const ApiAccessTable* api_access = nullptr;
 };
 
 struct KubeconfigOptions {

@@ -95,6 +95,9 @@ inline const ResourceRef kEventsV1{"events.k8s.io", "v1", "events", true};
 inline const ResourceRef kLeases{"coordination.k8s.io", "v1", "leases", true};
 inline const ResourceRef kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
 inline const ResourceRef kPodDisruptionBudgets{"policy", "v1", "poddisruptionbudgets", true};
+// The only PodDisruptionBudget version up to v1.20 (removed in v1.25).
+inline const ResourceRef kPodDisruptionBudgetsV1beta1{"policy", "v1beta1", "poddisruptionbudgets",
+                                                      true};
 inline const ResourceRef kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
                                                     "customresourcedefinitions", false};
 }  // namespace resources

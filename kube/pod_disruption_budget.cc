@@ -84,12 +84,19 @@ Result<int32_t> PodDisruptionBudget::DesiredHealthy(int32_t expected_pods) const
 }
 
 Result<PodDisruptionBudget> PodDisruptionBudget::Decode(std::string_view json) {
-  return codec::DecodeObject<PodDisruptionBudget>(
+  Result<PodDisruptionBudget> pdb = codec::DecodeObject<PodDisruptionBudget>(
       json, kKind, [](Reader& r, std::string_view key, Element v, PodDisruptionBudget& out) {
         if (key == "spec") return ReadSpec(r, v, out.spec);
         if (key == "status") return ReadStatus(r, v, out.status);
         return true;
       });
+  // policy/v1beta1 (the only version up to v1.20): an empty selector selects
+  // no pod, where policy/v1's selects every pod in the namespace.
+  if (pdb.ok() && pdb->api_version == kApiVersionV1beta1 && pdb->spec.selector &&
+      pdb->spec.selector->Empty()) {
+    pdb->spec.selector.reset();
+  }
+  return pdb;
 }
 
 std::string PodDisruptionBudget::Encode() const {

@@ -1,8 +1,9 @@
 #pragma once
-// policy/v1 PodDisruptionBudget.
+// policy/v1 PodDisruptionBudget (decodes policy/v1beta1 too).
 //
 // The selector follows policy/v1: an empty selector ({}) selects every pod in
-// the namespace; an absent one (nullopt) selects none.
+// the namespace; an absent one (nullopt) selects none. A policy/v1beta1
+// object's empty selector selects none, so Decode makes it absent.
 //
 // Thread-safety: value types.
 
@@ -41,6 +42,7 @@ struct PodDisruptionBudgetStatus {
 class PodDisruptionBudget : public KubeObject {
  public:
   static constexpr std::string_view kApiVersion = "policy/v1";
+  static constexpr std::string_view kApiVersionV1beta1 = "policy/v1beta1";
   static constexpr std::string_view kKind = "PodDisruptionBudget";
 
   PodDisruptionBudgetSpec spec;

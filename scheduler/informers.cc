@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/log.h"
+#include "kube/discovery.h"
 #include "scheduler/convert.h"
 
 namespace copse::scheduler {
@@ -32,6 +33,19 @@ std::shared_ptr<const NodeInfo> Decode(const Node& node, ResourceNames& names) {
   return info;
 }
 
+// An informer on the first of `candidates` the server serves; `without` says
+// what copse does when none is (logged once).
+kube::ServedInformerOptions Served(std::vector<kube::ResourceRef> candidates, std::string without,
+                                   bool wait_until_served, kube::Decoder decoder = {}) {
+  kube::ServedInformerOptions o;
+  o.candidates = std::move(candidates);
+  o.without = std::move(without);
+  o.wait_until_served = wait_until_served;
+  o.informer.decoder = std::move(decoder);
+  o.log = [](const std::string& line) { LogWarning("scheduler", line); };
+  return o;
+}
+
 }  // namespace
 
 ActionType NodeUpdateActions(const kube::Node& old_node, const kube::Node& new_node) {
@@ -55,14 +69,14 @@ ActionType NodeUpdateActions(const kube::Node& old_node, const kube::Node& new_n
 Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& inbox,
                             ResourceNames& names) {
   Informers in;
+  in.client = client;
   Inbox* box = &inbox;
   ResourceNames* interned = &names;
 
-  kube::InformerOptions pods;
-  pods.resource = kube::resources::kPods;
   // The scheduler reads pods' and nodes' typed fields only (writes are patches).
-  pods.decoder = kube::TypedDecoderWithoutRaw<Pod>();
-  in.pods = std::make_unique<kube::TypedInformer<Pod>>(client, pods);
+  in.pods = std::make_unique<kube::TypedServedInformer<Pod>>(
+      client, Served({kube::resources::kPods}, "copse cannot schedule", true,
+                     kube::TypedDecoderWithoutRaw<Pod>()));
   in.pods->AddEventHandler(
       [box, interned](const auto& pod) {
         if (IsTerminal(*pod)) return;
@@ -83,10 +97,9 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
         box->Push(PodGone{pod->meta.uid, Decode(*pod, *interned, false)});
       });
 
-  kube::InformerOptions nodes;
-  nodes.resource = kube::resources::kNodes;
-  nodes.decoder = kube::TypedDecoderWithoutRaw<Node>();
-  in.nodes = std::make_unique<kube::TypedInformer<Node>>(client, nodes);
+  in.nodes = std::make_unique<kube::TypedServedInformer<Node>>(
+      client, Served({kube::resources::kNodes}, "copse cannot schedule", true,
+                     kube::TypedDecoderWithoutRaw<Node>()));
   in.nodes->AddEventHandler(
       [box, interned](const auto& node) {
         box->Push(NodeChanged{Decode(*node, *interned), nullptr, kActionAdd});
@@ -101,9 +114,8 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
       },
       [box, interned](const auto& node) { box->Push(NodeGone{Decode(*node, *interned)}); });
 
-  kube::InformerOptions namespaces;
-  namespaces.resource = kube::resources::kNamespaces;
-  in.namespaces = std::make_unique<kube::TypedInformer<kube::Namespace>>(client, namespaces);
+  in.namespaces = std::make_unique<kube::TypedServedInformer<kube::Namespace>>(
+      client, Served({kube::resources::kNamespaces}, "copse cannot schedule", true));
   in.namespaces->AddEventHandler(
       [box](const auto& ns) {
         box->Push(NamespaceChanged{ns->meta.name, ns->meta.labels, false});
@@ -113,9 +125,11 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
       },
       [box](const auto& ns) { box->Push(NamespaceGone{ns->meta.name}); });
 
-  kube::InformerOptions pdbs;
-  pdbs.resource = kube::resources::kPodDisruptionBudgets;
-  in.pdbs = std::make_unique<kube::TypedInformer<kube::PodDisruptionBudget>>(client, pdbs);
+  // v1.20 serves PodDisruptionBudgets only as policy/v1beta1 (policy/v1 is 1.21+).
+  in.pdbs = std::make_unique<kube::TypedServedInformer<kube::PodDisruptionBudget>>(
+      client, Served({kube::resources::kPodDisruptionBudgets,
+                      kube::resources::kPodDisruptionBudgetsV1beta1},
+                     "preemption chooses victims without regard to PodDisruptionBudgets", false));
   in.pdbs->AddEventHandler(
       [box](const auto& p) {
         box->Push(PdbChanged{p->meta.Key(), ToPdbInfo(*p)});
@@ -125,9 +139,11 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
       },
       [box](const auto& p) { box->Push(PdbGone{p->meta.Key()}); });
 
-  kube::InformerOptions pod_groups;
-  pod_groups.resource = kube::resources::kPodGroups;
-  in.pod_groups = std::make_unique<kube::TypedInformer<kube::PodGroup>>(client, pod_groups);
+  in.pod_groups = std::make_unique<kube::TypedServedInformer<kube::PodGroup>>(
+      client, Served({kube::resources::kPodGroups},
+                     "KEP-4671 Workload/PodGroup gangs are not available; copse PodGroups "
+                     "(scheduling.copse.dev) are",
+                     false));
   constexpr auto kWorkload = PodInfo::GroupKind::kWorkloadPodGroup;
   in.pod_groups->AddEventHandler(
       [box](const auto& g) {
@@ -140,10 +156,11 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
         box->Push(GroupObjectGone{kWorkload, g->meta.namespace_, g->meta.name});
       });
 
-  kube::InformerOptions copse_groups;
-  copse_groups.resource = kube::resources::kCopsePodGroups;
-  in.copse_pod_groups =
-      std::make_unique<kube::TypedInformer<kube::CopsePodGroup>>(client, copse_groups);
+  // copse's CRDs may be installed after copse starts: their informers keep
+  // trying (wait_until_served) and pick them up.
+  in.copse_pod_groups = std::make_unique<kube::TypedServedInformer<kube::CopsePodGroup>>(
+      client, Served({kube::resources::kCopsePodGroups},
+                     "copse PodGroup gangs wait until its CRD is installed (deploy/crds)", true));
   constexpr auto kCopse = PodInfo::GroupKind::kCopsePodGroup;
   in.copse_pod_groups->AddEventHandler(
       [box](const auto& g) {
@@ -156,9 +173,10 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
         box->Push(GroupObjectGone{kCopse, g->meta.namespace_, g->meta.name});
       });
 
-  kube::InformerOptions topology_objects;
-  topology_objects.resource = kube::resources::kTopologies;
-  in.topologies = std::make_unique<kube::TypedInformer<kube::Topology>>(client, topology_objects);
+  in.topologies = std::make_unique<kube::TypedServedInformer<kube::Topology>>(
+      client,
+      Served({kube::resources::kTopologies},
+             "gangs get no topology constraints until its CRD is installed (deploy/crds)", true));
   in.topologies->AddEventHandler(
       [box](const auto& t) { box->Push(TopologyChanged{t}); },
       [box](const auto&, const auto& t) { box->Push(TopologyChanged{t}); },
@@ -167,15 +185,26 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
 }
 
 void Informers::Start() {
-  nodes->Start();
-  namespaces->Start();
-  pdbs->Start();
+  // What the server serves decides the informers' versions. Without an
+  // answer the newest versions are tried, and a 404 reads discovery again.
+  auto discovery = kube::Discovery::ReadBlocking(
+      client, {"", "policy", "scheduling.k8s.io", "scheduling.copse.dev"},
+      std::chrono::seconds(10));
+  if (!discovery.ok()) {
+    LogWarning("scheduler", "reading the API server's discovery failed (" +
+                                discovery.error().ToString() +
+                                "); assuming the newest API versions");
+  }
+  const kube::Discovery* served = discovery.ok() ? &discovery.value() : nullptr;
+  nodes->Start(served);
+  namespaces->Start(served);
+  pdbs->Start(served);
   // Gang objects first, so that members find their group when pods arrive.
   // Their informers are not waited for: a cluster without the CRDs still
   // schedules ordinary pods.
-  pod_groups->Start();
-  copse_pod_groups->Start();
-  topologies->Start();
+  pod_groups->Start(served);
+  copse_pod_groups->Start(served);
+  topologies->Start(served);
   // One 2 s budget for the three (a cluster without the CRDs waits it once).
   const auto group_sync_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   auto sync_left = [&] {
@@ -186,7 +215,7 @@ void Informers::Start() {
   pod_groups->WaitForSync(sync_left());
   copse_pod_groups->WaitForSync(sync_left());
   topologies->WaitForSync(sync_left());
-  pods->Start();
+  pods->Start(served);
 }
 
 void Informers::Stop() {
@@ -211,6 +240,18 @@ bool Informers::WaitForSync(std::chrono::milliseconds timeout) const {
   };
   return nodes->WaitForSync(left()) && pods->WaitForSync(left()) &&
          namespaces->WaitForSync(left()) && pdbs->WaitForSync(left());
+}
+
+std::vector<std::string> Informers::Unsynced() const {
+  std::vector<std::string> out;
+  auto check = [&](const auto& informer) {
+    if (!informer->HasSynced()) out.push_back(informer->Describe());
+  };
+  check(nodes);
+  check(pods);
+  check(namespaces);
+  check(pdbs);
+  return out;
 }
 
 }  // namespace copse::scheduler

@@ -1,9 +1,12 @@
 #include "scheduler/scheduler.h"
 
 #include <atomic>
+#include <chrono>
+#include <string>
 #include <thread>
 #include <utility>
 
+#include "core/log.h"
 #include "kube/client.h"
 #include "plugins/defaults/defaults.h"
 #include "scheduler/api_writer.h"
@@ -72,11 +75,28 @@ void Scheduler::Start() {
   Impl& impl = *impl_;
   if (impl.started.exchange(true)) return;
   impl.informers.Start();
-  impl.loop_thread =
-      std::thread([&impl] { impl.loop->Run([&impl] { return impl.informers.HasSynced(); }); });
+  impl.loop_thread = std::thread([&impl] {
+    // Informers still unsynced after 10 s are named with their last error,
+    // then every minute.
+    auto next_report = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    impl.loop->Run([&impl, &next_report] {
+      if (impl.informers.HasSynced()) return true;
+      if (std::chrono::steady_clock::now() >= next_report) {
+        for (const std::string& line : impl.informers.Unsynced()) {
+          LogWarning("scheduler", "informer not synced: " + line);
+        }
+        next_report = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+      }
+      return false;
+    });
+  });
 }
 
 bool Scheduler::HasSynced() const { return impl_->informers.HasSynced(); }
+
+std::vector<std::string> Scheduler::UnsyncedInformers() const {
+  return impl_->informers.Unsynced();
+}
 
 bool Scheduler::WaitForSync(std::chrono::milliseconds timeout) const {
   return impl_->informers.WaitForSync(timeout);

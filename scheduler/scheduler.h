@@ -131,6 +131,9 @@ class Scheduler {
   // Informers synced (the loop runs from then on).
   bool WaitForSync(std::chrono::milliseconds timeout) const;
   bool HasSynced() const;
+  // The informers the loop waits for that have not synced, each as "<api
+  // version> <resource>: not synced (last error: ...)"; empty once synced.
+  std::vector<std::string> UnsyncedInformers() const;
   // Stops the loop and the informers and waits for in-flight API writes.
   void Stop();
 

@@ -6,6 +6,7 @@ pkgs=(
   libboost1.81-dev libtbb-dev nlohmann-json3-dev libsimdjson-dev
   libboost-program-options1.81-dev libssl-dev openssl libyaml-cpp-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev
+  libprotobuf-dev
   curl
 )
 missing=()

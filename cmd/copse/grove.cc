@@ -1,26 +1,30 @@
 // `copse grove`: the Grove backend alone, against any API server.
 //   copse grove --kubeconfig F [--config operator-config.yaml] [--namespace NS]
 //               [--install-crds] [--initc-image IMG] [--workers N]
+//               [--leader-elect [--lease-namespace NS] [--lease-name N]]
 //               [--webhook-port P [--webhook-cert F --webhook-key F]
 //                [--register-webhook --webhook-url URL]] [-v N]
 // `copse initc`: the startup-order init container grove puts into pods.
 //   copse initc --podcliques=<pclq>:<minAvailable>[,...] [--namespace NS]
 //               [--kubeconfig F] [--timeout-seconds S]
 // and the `grove` benchmark scenario (RunGroveBench) for `copse bench`.
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <atomic>
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
-#include <dirent.h>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -37,12 +41,14 @@
 #include "grove/initc/initc.h"
 #include "grove/operator.h"
 #include "grove/webhook/webhook.h"
+#include "kube/api_access.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
+#include "kube/leader_election.h"
 #include "cmd/copse/commands.h"
 #include "scheduler/scheduler.h"
 
@@ -72,11 +78,13 @@ Result<kube::ClientConfig> LoadClientConfig(const std::string& kubeconfig, bool 
 int RunGrove(int argc, char** argv) {
   std::string kubeconfig, config_path, ns, initc_image = "ghcr.io/copse-dev/copse:latest";
   std::string webhook_cert, webhook_key, webhook_url, webhook_address = "0.0.0.0";
-  bool in_cluster = false, install_crds = false, register_webhook = false;
+  std::string lease_namespace = "copse-system", lease_name = "copse-grove";
+  bool in_cluster = false, install_crds = false, register_webhook = false, leader_elect = false;
   int workers = 4, webhook_port = 0, verbosity = 1;
   po::options_description desc("copse grove [flags]");
   desc.add_options()("help,h", "show this help")(
-      "kubeconfig", po::value(&kubeconfig), "kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")(
+      "kubeconfig", po::value(&kubeconfig),
+      "kubeconfig file (default: $KUBECONFIG, ~/.kube/config)")(
       "in-cluster", po::bool_switch(&in_cluster), "use the pod's service account")(
       "config", po::value(&config_path),
       "OperatorConfiguration (YAML) with scheduler.profiles; default: copse-scheduler")(
@@ -88,14 +96,20 @@ int RunGrove(int argc, char** argv) {
       "webhook-port", po::value(&webhook_port)->default_value(0),
       "serve the validating webhook on this HTTPS port (0: off)")(
       "webhook-address", po::value(&webhook_address)->default_value(webhook_address),
-      "address the webhook listens on")(
-      "webhook-cert", po::value(&webhook_cert), "serving certificate (PEM); default self-signed")(
+      "address the webhook listens on")("webhook-cert", po::value(&webhook_cert),
+                                        "serving certificate (PEM); default self-signed")(
       "webhook-key", po::value(&webhook_key), "serving key (PEM)")(
       "register-webhook", po::bool_switch(&register_webhook),
       "create/update the ValidatingWebhookConfiguration copse-grove")(
       "webhook-url", po::value(&webhook_url),
       "URL the API server calls (default https://127.0.0.1:<port>/webhooks/validate-podcliqueset)")(
-      "v", po::value(&verbosity)->default_value(verbosity), "log level (0 errors, 1 actions, 2 details)");
+      "v", po::value(&verbosity)->default_value(verbosity),
+      "log level (0 errors, 1 actions, 2 details)")(
+      "leader-elect", po::bool_switch(&leader_elect),
+      "run the operator and webhook only while holding the Lease (for several replicas)")(
+      "lease-namespace", po::value(&lease_namespace)->default_value(lease_namespace),
+      "namespace of the leader Lease")(
+      "lease-name", po::value(&lease_name)->default_value(lease_name), "name of the leader Lease");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -146,6 +160,8 @@ int RunGrove(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   kube::IoThread io(2);
+  // Every call copse grove makes is in its table (and so in its ClusterRole).
+  client_config->api_access = &kube::GroveApiAccess();
   client_config->max_connections = 64;
   // The operator creates many pods at once: their writes are pipelined.
   client_config->pipelined_connections = kube::kCopsePipelinedConnections;
@@ -153,6 +169,46 @@ int RunGrove(int argc, char** argv) {
   if (!client.ok()) {
     std::cerr << "copse grove: client: " << client.error().ToString() << "\n";
     return 1;
+  }
+  // With --leader-elect only the holder of the Lease reconciles (and serves
+  // the webhook; a follower's closed port keeps it out of the Service).
+  // Losing the lease exits with status 1, as `copse run` does.
+  std::atomic<bool> lost{false};
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::thread election;
+  auto stop_election = [&] {
+    if (elector) elector->Stop();
+    if (election.joinable()) election.join();
+  };
+  // Every return below ends the election (and releases a held lease) first.
+  struct ElectionGuard {
+    std::function<void()> stop;
+    ~ElectionGuard() { stop(); }
+  } election_guard{stop_election};
+  if (leader_elect) {
+    std::promise<void> leading;
+    std::future<void> became_leader = leading.get_future();
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    kube::LeaderElectionOptions le;
+    le.lease_namespace = lease_namespace;
+    le.lease_name = lease_name;
+    le.identity = std::string(host) + "_" + std::to_string(std::random_device{}());
+    le.on_started_leading = [&leading] { leading.set_value(); };
+    le.on_stopped_leading = [&lost] {
+      std::cerr << "copse grove: lost the leader lease" << std::endl;
+      lost = true;
+      kill(getpid(), SIGTERM);
+    };
+    elector = std::make_unique<kube::LeaderElector>(*client, io, le);
+    election = std::thread([&] { elector->Run(); });
+    std::cout << "copse grove: waiting for the leader lease " << lease_namespace << "/"
+              << lease_name << std::endl;
+    while (became_leader.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
+      const timespec now{0, 0};
+      if (sigtimedwait(&signals, nullptr, &now) > 0) return 0;
+    }
+    std::cout << "copse grove: leading as " << le.identity << std::endl;
   }
   auto started = grove::Operator::Start(*client, options);
   if (!started.ok()) {
@@ -209,7 +265,8 @@ int RunGrove(int argc, char** argv) {
   if (webhook) webhook->Stop();
   op->Stop();
   op.reset();
-  return 0;
+  stop_election();
+  return lost ? 1 : 0;
 }
 
 int RunInitc(int argc, char** argv) {

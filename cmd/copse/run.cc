@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "core/log.h"
+#include "kube/api_access.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/leader_election.h"
@@ -95,6 +96,8 @@ int RunRun(int argc, char** argv) {
               << client_config.error().message << "\n";
     return 2;
   }
+  // Every call copse run makes is in its table (and so in its ClusterRole).
+  client_config->api_access = &kube::SchedulerApiAccess();
   client_config->qps = cfg.client_connection.qps;
   client_config->burst = cfg.client_connection.burst;
   client_config->max_connections = 64;
@@ -125,6 +128,34 @@ int RunRun(int argc, char** argv) {
   }
   std::unique_ptr<Scheduler> scheduler = std::move(created).value();
 
+  // The elector exists before the ops server, whose readiness check reads it.
+  std::atomic<bool> lost{false};
+  std::unique_ptr<kube::LeaderElector> elector;
+  kube::LeaderElectionOptions le;
+  if (cfg.leader_election.leader_elect && !no_leader_elect) {
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    le.lease_namespace = cfg.leader_election.resource_namespace;
+    le.lease_name = cfg.leader_election.resource_name;
+    le.identity = std::string(host) + "_" + std::to_string(std::random_device{}());
+    le.lease_duration =
+        std::chrono::duration_cast<std::chrono::milliseconds>(cfg.leader_election.lease_duration);
+    le.renew_deadline =
+        std::chrono::duration_cast<std::chrono::milliseconds>(cfg.leader_election.renew_deadline);
+    le.retry_period =
+        std::chrono::duration_cast<std::chrono::milliseconds>(cfg.leader_election.retry_period);
+    le.on_started_leading = [identity = le.identity, &scheduler] {
+      std::cout << "copse run: leading as " << identity << "; scheduling" << std::endl;
+      scheduler->Start();
+    };
+    le.on_stopped_leading = [&lost] {
+      std::cerr << "copse run: lost the leader lease" << std::endl;
+      lost = true;
+      kill(getpid(), SIGTERM);
+    };
+    elector = std::make_unique<kube::LeaderElector>(*client, io, le);
+  }
+
   std::unique_ptr<config::OpsServer> ops;
   if (cfg.ops_server.enabled || vm.count("ops-port")) {
     config::OpsServerOptions ops_options;
@@ -137,37 +168,21 @@ int RunRun(int argc, char** argv) {
     }
     ops = std::move(started).value();
     (void)ops->AddHealthzCheck("ping", [] { return Status::Ok(); });
-    (void)ops->AddReadyzCheck("informers-synced", [&scheduler]() -> Status {
+    (void)ops->AddReadyzCheck("informers-synced", [&scheduler, &elector]() -> Status {
+      // A follower starts its informers when it takes the lease; until then
+      // it is ready to take over (as kube-scheduler's followers are).
+      if (elector && !elector->IsLeader()) return Status::Ok();
       if (scheduler->HasSynced()) return Status::Ok();
-      return MakeError(ErrorCode::kUnavailable, "informers have not synced");
+      std::string message = "informers have not synced:";
+      for (const std::string& line : scheduler->UnsyncedInformers()) message += " [" + line + "]";
+      return MakeError(ErrorCode::kUnavailable, message);
     });
     ops->SetMetricsHandler([&metrics] { return metrics.Serialize(); });
     std::cout << "copse run: ops server " << ops->url() << std::endl;
   }
 
-  std::atomic<bool> lost{false};
-  std::unique_ptr<kube::LeaderElector> elector;
   std::thread election;
-  if (cfg.leader_election.leader_elect && !no_leader_elect) {
-    char host[256] = {0};
-    gethostname(host, sizeof(host) - 1);
-    kube::LeaderElectionOptions le;
-    le.lease_namespace = cfg.leader_election.resource_namespace;
-    le.lease_name = cfg.leader_election.resource_name;
-    le.identity = std::string(host) + "_" + std::to_string(std::random_device{}());
-    le.lease_duration = std::chrono::duration_cast<std::chrono::milliseconds>(cfg.leader_election.lease_duration);
-    le.renew_deadline = std::chrono::duration_cast<std::chrono::milliseconds>(cfg.leader_election.renew_deadline);
-    le.retry_period = std::chrono::duration_cast<std::chrono::milliseconds>(cfg.leader_election.retry_period);
-    le.on_started_leading = [&] {
-      std::cout << "copse run: leading as " << le.identity << "; scheduling" << std::endl;
-      scheduler->Start();
-    };
-    le.on_stopped_leading = [&] {
-      std::cerr << "copse run: lost the leader lease" << std::endl;
-      lost = true;
-      kill(getpid(), SIGTERM);
-    };
-    elector = std::make_unique<kube::LeaderElector>(*client, io, le);
+  if (elector) {
     election = std::thread([&] { elector->Run(); });
     std::cout << "copse run: waiting for the leader lease " << le.lease_namespace << "/"
               << le.lease_name << std::endl;

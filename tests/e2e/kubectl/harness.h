@@ -13,35 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/process.h"
+
 namespace copse::e2e {
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr, interleaved
-};
-
-// A child process whose stdout+stderr we read; killed on destruction.
-class Process {
- public:
-  Process(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env = {});
-  ~Process();
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-
-  // Reads until a line containing `needle` arrives or the deadline passes.
-  // Returns everything read so far in `seen`.
-  bool WaitForLine(const std::string& needle, std::chrono::milliseconds timeout);
-  const std::string& seen() const { return seen_; }
-  void Kill();
-  // Waits for exit (after Kill or on its own); returns the exit status.
-  int Wait();
-  int pid() const { return pid_; }
-
- private:
-  int pid_ = -1;
-  int fd_ = -1;
-  std::string seen_;
-};
 
 class LocalCluster {
  public:
@@ -68,11 +42,5 @@ class LocalCluster {
   std::unique_ptr<Process> process_;
   bool ready_ = false;
 };
-
-// Runs argv to completion with a deadline, capturing output.
-CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& stdin_text = {},
-                         std::chrono::milliseconds timeout = std::chrono::seconds(60));
-
-bool HaveKubectl();
 
 }  // namespace copse::e2e

@@ -28,6 +28,7 @@
 #include "grove/api/types.h"
 #include "grove/api/yaml.h"
 #include "grove/operator.h"
+#include "kube/api_access.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
@@ -241,6 +242,15 @@ class GroveEnv {
       return;
     }
     client_ = std::move(client).value();
+    // The operator's own client, as `copse grove` configures it: a call
+    // missing from its API access table fails the tests.
+    config.api_access = &kube::GroveApiAccess();
+    auto operator_client = kube::Client::Create(config, io_->executor());
+    if (!operator_client.ok()) {
+      ADD_FAILURE() << operator_client.error().ToString();
+      return;
+    }
+    operator_client_ = std::move(operator_client).value();
 
     auto nodes = apisrv::MakeSyntheticNodes(options_.nodes,
                                             {{"cpu", *Quantity::Parse("32")},
@@ -266,6 +276,7 @@ class GroveEnv {
     StopOperator();
     recorder_.reset();
     client_.reset();
+    operator_client_.reset();
     io_.reset();
     if (server_) server_->Stop();
     simulator_->Stop();
@@ -280,7 +291,7 @@ class GroveEnv {
     OperatorOptions op = options_.op;
     if (options_.clock) op.clock = options_.clock;
     op.sync_timeout = std::chrono::seconds(10);
-    auto started = Operator::Start(client_, op);
+    auto started = Operator::Start(operator_client_, op);
     ASSERT_TRUE(started.ok()) << started.error().ToString();
     operator_ = std::move(started).value();
   }
@@ -413,6 +424,7 @@ class GroveEnv {
   std::unique_ptr<apisrv::ApiServer> server_;
   std::unique_ptr<kube::IoThread> io_;
   std::shared_ptr<kube::Client> client_;
+  std::shared_ptr<kube::Client> operator_client_;  // the operator's (GroveApiAccess)
   std::unique_ptr<Recorder> recorder_;
   std::unique_ptr<Operator> operator_;
   std::vector<std::string> node_names_;

@@ -18,6 +18,7 @@
 #include "core/pod_info.h"
 #include "core/quantity.h"
 #include "core/resource_vector.h"
+#include "kube/api_access.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
@@ -44,8 +45,9 @@ inline bool WaitUntil(const std::function<bool()>& condition,
 
 class Cluster {
  public:
-  explicit Cluster(api::Options server_options = {}, bool start_simulator = true) {
-    store_ = api::NewStore({});
+  explicit Cluster(api::Options server_options = {}, bool start_simulator = true,
+                   api::StoreOptions store_options = {}) {
+    store_ = api::NewStore(std::move(store_options));
     api::NodeSimulatorOptions sim;
     sim.pod_start_delay = std::chrono::milliseconds(50);
     sim.disruption_resync = std::chrono::milliseconds(20);
@@ -75,6 +77,8 @@ class Cluster {
     config.max_connections = 32;
     // As shipped (clientConnection.pipelinedConnections): writes pipelined.
     config.pipelined_connections = kube::kCopsePipelinedConnections;
+    // As `copse run`: a call missing from the scheduler's table fails here.
+    config.api_access = &kube::SchedulerApiAccess();
     auto client = kube::Client::Create(config, io_->executor());
     ASSERT_TRUE(client.ok()) << client.error().ToString();
     if (options.seed == 0) options.seed = 42;

@@ -416,6 +416,21 @@ TEST(PodDisruptionBudgetCodec, IntOrPercent) {
   EXPECT_EQ(again.status, pdb.status);
 }
 
+// policy/v1beta1 (all v1.20 serves): an empty selector selects no pod.
+TEST(PodDisruptionBudgetCodec, V1beta1EmptySelectorSelectsNothing) {
+  auto decode = [](std::string_view api_version, std::string_view selector) {
+    return MustDecode<PodDisruptionBudget>(
+        std::string(R"({"kind":"PodDisruptionBudget","apiVersion":")") + std::string(api_version) +
+        R"(","spec":{"minAvailable":1,"selector":)" + std::string(selector) + "}}");
+  };
+  EXPECT_FALSE(decode("policy/v1beta1", "{}").spec.selector.has_value());
+  EXPECT_TRUE(decode("policy/v1", "{}").spec.selector->Empty());
+  PodDisruptionBudget labelled = decode("policy/v1beta1", R"({"matchLabels":{"app":"x"}})");
+  ASSERT_TRUE(labelled.spec.selector.has_value());
+  EXPECT_TRUE(labelled.spec.selector->Matches({{"app", "x"}}));
+  EXPECT_FALSE(labelled.spec.selector->Matches({{"app", "y"}}));
+}
+
 TEST(PodDisruptionBudgetCodec, DesiredHealthyCases) {
   auto pdb = [](std::string_view spec) {
     return MustDecode<PodDisruptionBudget>(std::string(R"({"kind":"PodDisruptionBudget","spec":)") +
