@@ -352,7 +352,7 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
   }
   const bool health = req.segs.size() == 1 &&
                       (req.segs[0] == "healthz" || req.segs[0] == "livez" || req.segs[0] == "readyz");
-  if (!options_.token.empty() && !health) {
+  if (!options_.token.empty() && !health && !http.client_certificate) {
     const std::string_view auth = http.authorization;
     constexpr std::string_view kBearer = "Bearer ";
     if (!auth.starts_with(kBearer) || auth.substr(kBearer.size()) != options_.token) {
