@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "core/log.h"
-#include "grove/runtime/sync.h"
 #include "kube/certificates.h"
+#include "kube/controller/sync.h"
 #include "kube/informer.h"
 #include "kube/kubeconfig.h"
 
@@ -127,8 +127,8 @@ struct CertRotator::Impl : std::enable_shared_from_this<CertRotator::Impl> {
   // Returns the CA bundle (ca.crt) it holds afterwards.
   Result<std::string> EnsureSecret() {
     const kube::ResourceRef& ref = kSecrets;
-    Result<std::string> got =
-        runtime::Await(*client, client->Get(ref, options.secret_namespace, options.secret_name));
+    Result<std::string> got = kube::controller::Await(
+        *client, client->Get(ref, options.secret_namespace, options.secret_name));
     if (!got.ok() && got.error().code != ErrorCode::kNotFound) return got.error();
     Json secret;
     SecretData data;
@@ -192,8 +192,9 @@ struct CertRotator::Impl : std::enable_shared_from_this<CertRotator::Impl> {
       if (!secret["data"].is_object()) secret["data"] = Json::object();
       for (auto it = encoded.begin(); it != encoded.end(); ++it) secret["data"][it.key()] = *it;
       // metadata.resourceVersion is kept: the update is conditional.
-      written = runtime::Await(*client, client->Update(ref, options.secret_namespace,
-                                                       options.secret_name, secret.dump()));
+      written = kube::controller::Await(
+          *client,
+          client->Update(ref, options.secret_namespace, options.secret_name, secret.dump()));
     } else {
       Json fresh = {{"apiVersion", "v1"},
                     {"kind", "Secret"},
@@ -203,8 +204,8 @@ struct CertRotator::Impl : std::enable_shared_from_this<CertRotator::Impl> {
                       {"labels", {{"app.kubernetes.io/managed-by", "copse-grove"}}}}},
                     {"type", "kubernetes.io/tls"},
                     {"data", encoded}};
-      written =
-          runtime::Await(*client, client->Create(ref, options.secret_namespace, fresh.dump()));
+      written = kube::controller::Await(
+          *client, client->Create(ref, options.secret_namespace, fresh.dump()));
     }
     if (!written.ok()) return written.error();
     std::lock_guard lock(mu);
@@ -215,7 +216,7 @@ struct CertRotator::Impl : std::enable_shared_from_this<CertRotator::Impl> {
   // Step 3: every webhook of the configuration trusts `bundle`.
   Status EnsureBundle(const std::string& bundle) {
     if (options.webhook_configuration.empty()) return Status::Ok();
-    Result<std::string> got = runtime::Await(
+    Result<std::string> got = kube::controller::Await(
         *client, client->Get(kValidatingWebhookConfigurations, "", options.webhook_configuration));
     if (!got.ok()) {
       if (got.error().code != ErrorCode::kNotFound) return got.error();
@@ -244,9 +245,9 @@ struct CertRotator::Impl : std::enable_shared_from_this<CertRotator::Impl> {
       }
     }
     if (!changed) return Status::Ok();
-    Result<std::string> written =
-        runtime::Await(*client, client->Update(kValidatingWebhookConfigurations, "",
-                                               options.webhook_configuration, config.dump()));
+    Result<std::string> written = kube::controller::Await(
+        *client, client->Update(kValidatingWebhookConfigurations, "", options.webhook_configuration,
+                                config.dump()));
     if (!written.ok()) return written.error();
     Log(0, kLog,
         "set the caBundle of ValidatingWebhookConfiguration " + options.webhook_configuration);
