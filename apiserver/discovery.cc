@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/authz_review.h"
 #include "apiserver/handler.h"
 
 namespace copse::apiserver {
@@ -217,6 +218,10 @@ HttpResponse Handler::Discovery(Request& req, bool* handled) {
     return Json(ResourceList(store_->Resources(), "", "v1"));
   }
   if (segs.empty() || segs[0] != "apis" || segs.size() > 3) return {};
+  if (auto doc = AuthorizationDiscovery(segs)) {
+    *handled = true;
+    return HttpResponse{200, "application/json", std::move(*doc), nullptr};
+  }
   const auto resources = store_->Resources();
   const auto groups = GroupVersions(resources);
   if (segs.size() == 1) {
@@ -225,6 +230,7 @@ HttpResponse Handler::Discovery(Request& req, bool* handled) {
     for (const auto& [group, versions] : groups) {
       if (!group.empty() && !versions.empty()) list.push_back(GroupJson(group, versions));
     }
+    list.push_back(json::parse(AuthorizationApiGroupJson()));
     return Json({{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", list}});
   }
   auto it = groups.find(segs[1]);

