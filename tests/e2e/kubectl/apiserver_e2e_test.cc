@@ -55,5 +55,37 @@ TEST_F(KubectlApiServerTest, AuthCanI) {
   EXPECT_NE(r.out.find("[*]"), std::string::npos) << r.out;
 }
 
+TEST_F(KubectlApiServerTest, ExplainBuiltinsAndCrds) {
+  CommandResult r = K({"explain", "pod.spec.schedulerName"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Pod"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("schedulerName <string>"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("default-scheduler"), std::string::npos) << r.out;
+
+  // copse's CRD, from its schema in deploy/crds.
+  r = K({"explain", "podgroups.scheduling.copse.dev.spec.minMember"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("PodGroup"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("minMember <integer>"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Descendant pods that must be placed together"), std::string::npos) << r.out;
+
+  // A type's fields, nested through references, and a Grove CRD.
+  r = K({"explain", "deployment.spec.strategy.rollingUpdate"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("maxSurge"), std::string::npos) << r.out;
+  r = K({"explain", "jobs.spec.completionMode"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  r = K({"explain", "nodes.status.allocatable"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  r = K({"explain", "podcliquesets.grove.io.spec"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("FIELDS:"), std::string::npos) << r.out;
+
+  // A field that does not exist is named.
+  r = K({"explain", "pod.spec.noSuchField"});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("noSuchField"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace copse::e2e
