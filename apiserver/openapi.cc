@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "apiserver/apply.h"
 #include "apiserver/openapi_internal.h"
 
 namespace copse::apiserver {
@@ -325,6 +326,23 @@ std::string OpenApiV3Document(const std::vector<std::shared_ptr<const ResourceIn
                {"paths", paths},
                {"components", {{"schemas", schemas}}}})
       .dump();
+}
+
+ApplySchema BuiltinApplySchema(std::string_view api_version, std::string_view kind) {
+  // Every table type as an OpenAPI schema, once.
+  static const json kComponents = [] {
+    json out = SpecialSchemas();
+    std::set<std::string> refs;
+    for (const auto& [name, type] : BuiltinSchemaTypes())
+      out[OpenApiName(name)] = TableSchema(type, &refs);
+    return out;
+  }();
+  for (const auto& [name, type] : BuiltinSchemaTypes()) {
+    if (type.api_version == api_version && type.kind == kind) {
+      return ApplySchema{&kComponents[OpenApiName(name)], &kComponents};
+    }
+  }
+  return ApplySchema{};
 }
 
 }  // namespace copse::apiserver

@@ -87,5 +87,74 @@ TEST_F(KubectlApiServerTest, ExplainBuiltinsAndCrds) {
   EXPECT_NE(r.out.find("noSuchField"), std::string::npos) << r.out;
 }
 
+TEST_F(KubectlApiServerTest, ServerSideApplyConflictBetweenManagers) {
+  const std::string alice = cluster_->WriteFile("alice.yaml", R"(apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ssa
+  namespace: default
+data:
+  color: red
+  shape: round
+)");
+  const std::string bob = cluster_->WriteFile("bob.yaml", R"(apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ssa
+  namespace: default
+data:
+  color: blue
+)");
+  // Apply to a missing object creates it.
+  CommandResult r = K({"apply", "--server-side", "--field-manager=alice", "-f", alice});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("serverside-applied"), std::string::npos) << r.out;
+
+  // bob changes a field alice owns: refused, naming the field and its manager.
+  r = K({"apply", "--server-side", "--field-manager=bob", "-f", bob});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("conflict with \"alice\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".data.color"), std::string::npos) << r.out;
+  r = K({"get", "configmap", "ssa", "-n", "default", "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["data"]["color"], "red");
+
+  // --force-conflicts takes the field; both managers stay recorded.
+  r = K({"apply", "--server-side", "--field-manager=bob", "--force-conflicts", "-f", bob});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = K({"get", "configmap", "ssa", "-n", "default", "-o", "json", "--show-managed-fields"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json cm = json::parse(r.out);
+  EXPECT_EQ(cm["data"]["color"], "blue");
+  EXPECT_EQ(cm["data"]["shape"], "round");
+  json owners = json::object();
+  for (const json& entry : cm["metadata"]["managedFields"]) {
+    EXPECT_EQ(entry["operation"], "Apply") << entry.dump();
+    owners[entry["manager"].get<std::string>()] = entry["fieldsV1"];
+  }
+  ASSERT_TRUE(owners.contains("alice")) << cm.dump();
+  ASSERT_TRUE(owners.contains("bob")) << cm.dump();
+  EXPECT_TRUE(owners["bob"]["f:data"].contains("f:color")) << cm.dump();
+  EXPECT_FALSE(owners["alice"]["f:data"].contains("f:color")) << cm.dump();
+  EXPECT_TRUE(owners["alice"]["f:data"].contains("f:shape")) << cm.dump();
+
+  // alice stops applying shape: it is removed (nobody else owns it).
+  const std::string alice2 = cluster_->WriteFile("alice2.yaml", R"(apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: ssa
+  namespace: default
+data:
+  size: big
+)");
+  r = K({"apply", "--server-side", "--field-manager=alice", "-f", alice2});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = K({"get", "configmap", "ssa", "-n", "default", "-o", "json"});
+  const json after = json::parse(r.out);
+  EXPECT_FALSE(after["data"].contains("shape")) << r.out;
+  EXPECT_EQ(after["data"]["color"], "blue");
+  EXPECT_EQ(after["data"]["size"], "big");
+}
+
 }  // namespace
 }  // namespace copse::e2e
