@@ -4,7 +4,7 @@
 // self-signed CA, certificates it issues (webhook serving certificates for
 // `<service>.<namespace>.svc`, client certificates), and the checks a
 // rotator needs (validity at a time, chain to a CA, key match, DNS name).
-// This belongs with the transport (DESIGN.md's net/); it sits in kube/ until
+// This belongs with the transport (a net/ layer); it sits in kube/ until
 // that library exists.
 //
 // Errors are kTls with what failed (and OpenSSL's reason), or kInvalid for
