@@ -59,6 +59,7 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "kube/leader_election.h"
+#include "scheduler/config/ops_server.h"
 #include "scheduler/scheduler.h"
 
 namespace copse::cmd {
@@ -126,7 +127,8 @@ int RunGrove(int argc, char** argv) {
   std::string webhook_service = "copse-grove-webhook", webhook_configuration = "copse-grove";
   std::string lease_namespace = "copse-system", lease_name = "copse-grove";
   bool in_cluster = false, install_crds = false, register_webhook = false, leader_elect = false;
-  int workers = 4, webhook_port = 0, verbosity = 1;
+  int workers = 4, webhook_port = 0, verbosity = 1, ops_port = 0;
+  std::string ops_address = "0.0.0.0";
   po::options_description desc("copse grove [flags]");
   desc.add_options()("help,h", "show this help")(
       "kubeconfig", po::value(&kubeconfig),
@@ -170,7 +172,12 @@ int RunGrove(int argc, char** argv) {
       "run the operator and webhook only while holding the Lease (for several replicas)")(
       "lease-namespace", po::value(&lease_namespace)->default_value(lease_namespace),
       "namespace of the leader Lease")(
-      "lease-name", po::value(&lease_name)->default_value(lease_name), "name of the leader Lease");
+      "lease-name", po::value(&lease_name)->default_value(lease_name), "name of the leader Lease")(
+      "ops-port", po::value(&ops_port)->default_value(ops_port),
+      "serve /healthz, /livez and /readyz over plain HTTP on this port (0: off); every replica "
+      "answers /healthz, /readyz passes once this replica leads and serves")(
+      "ops-address", po::value(&ops_address)->default_value(ops_address),
+      "address the ops endpoint listens on");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -190,6 +197,7 @@ int RunGrove(int argc, char** argv) {
   if (workers < 1 || workers > 64) return bad_flag("--workers: must be between 1 and 64");
   if (webhook_port < 0 || webhook_port > 65535)
     return bad_flag("--webhook-port: must be between 0 and 65535");
+  if (ops_port < 0 || ops_port > 65535) return bad_flag("--ops-port: must be between 0 and 65535");
   if (register_webhook && webhook_port == 0)
     return bad_flag("--register-webhook: needs --webhook-port");
   if (webhook_cert.empty() != webhook_key.empty()) {
@@ -261,6 +269,31 @@ int RunGrove(int argc, char** argv) {
     std::function<void()> stop;
     ~ElectionGuard() { stop(); }
   } election_guard{stop_election};
+  // The ops endpoint runs on every replica, leader or not: a follower is
+  // alive (its liveness probe must not restart it) but not ready (it does
+  // not serve the webhook, so the Service must not send it requests).
+  std::atomic<bool> serving{false};
+  std::unique_ptr<scheduler::config::OpsServer> ops;
+  if (ops_port != 0) {
+    scheduler::config::OpsServerOptions ops_options;
+    ops_options.address = ops_address;
+    ops_options.port = static_cast<uint16_t>(ops_port);
+    auto ops_started = scheduler::config::OpsServer::Start(ops_options);
+    if (!ops_started.ok()) {
+      std::cerr << "copse grove: ops server: " << ops_started.error().ToString() << "\n";
+      return 1;
+    }
+    ops = std::move(ops_started).value();
+    (void)ops->AddHealthzCheck("ping", [] { return Status::Ok(); });
+    (void)ops->AddLivezCheck("ping", [] { return Status::Ok(); });
+    (void)ops->AddReadyzCheck("leading-and-serving", [&serving, leader_elect]() -> Status {
+      if (serving) return Status::Ok();
+      return MakeError(ErrorCode::kUnavailable, leader_elect
+                                                    ? "waiting for the leader lease"
+                                                    : "the operator and webhook are starting");
+    });
+    std::cout << "copse grove: ops server " << ops->url() << std::endl;
+  }
   if (leader_elect) {
     std::promise<void> leading;
     std::future<void> became_leader = leading.get_future();
@@ -370,11 +403,13 @@ int RunGrove(int argc, char** argv) {
             << op->backends().GetDefault().Name() << ")"
             << (webhook ? ", webhook on port " + std::to_string(webhook->port()) : "") << std::endl;
   int sig = 0;
+  serving = true;
   sigwait(&signals, &sig);
   std::cout << "copse grove: shutting down (signal " << sig << ")" << std::endl;
   if (rotator) rotator->Stop();
   if (webhook) webhook->Stop();
   op->Stop();
+  if (ops) ops->Stop();
   op.reset();
   stop_election();
   return lost ? 1 : 0;

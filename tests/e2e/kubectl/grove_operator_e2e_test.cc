@@ -148,5 +148,45 @@ TEST_F(GroveOperator, LeaseWebhookCertificateCaBundleAndInitcImage) {
   EXPECT_EQ(grove.Wait(), 0) << grove.seen();
 }
 
+// The Deployment's probes: every replica answers /healthz on its ops port, so
+// the kubelet never restarts a follower; /readyz passes only on the leader
+// once it serves, so the Service sends webhook calls to the leader alone.
+TEST_F(GroveOperator, FollowerIsAliveButNotReady) {
+  const int leader_ops = FreePort();
+  Process leader({COPSE_BINARY, "grove", "--kubeconfig", cluster_.kubeconfig(), "--install-crds",
+                  "--leader-elect", "--ops-address", "127.0.0.1", "--ops-port",
+                  std::to_string(leader_ops)});
+  ASSERT_TRUE(leader.WaitForLine("operator running", std::chrono::seconds(90))) << leader.seen();
+  const int follower_ops = FreePort();
+  Process follower({COPSE_BINARY, "grove", "--kubeconfig", cluster_.kubeconfig(), "--leader-elect",
+                    "--ops-address", "127.0.0.1", "--ops-port", std::to_string(follower_ops)});
+  ASSERT_TRUE(follower.WaitForLine("waiting for the leader lease", std::chrono::seconds(60)))
+      << follower.seen();
+
+  auto get = [](int port, const std::string& path) {
+    return RunCommand({"curl", "-sS", "--max-time", "5", "-w", "\n%{http_code}",
+                       "http://127.0.0.1:" + std::to_string(port) + path});
+  };
+  auto code = [](const CommandResult& r) { return r.out.substr(r.out.rfind('\n') + 1); };
+  std::string last;
+  ASSERT_TRUE(Eventually([&] {
+    auto r = get(follower_ops, "/healthz");
+    last = r.out;
+    return r.exit_code == 0 && code(r) == "200";
+  })) << last
+      << follower.seen();
+  auto follower_ready = get(follower_ops, "/readyz");
+  EXPECT_EQ(code(follower_ready), "500") << follower_ready.out;
+  EXPECT_NE(follower_ready.out.find("waiting for the leader lease"), std::string::npos)
+      << follower_ready.out;
+  auto leader_ready = get(leader_ops, "/readyz");
+  EXPECT_EQ(code(leader_ready), "200") << leader_ready.out;
+
+  follower.Kill();
+  leader.Kill();
+  EXPECT_EQ(follower.Wait(), 0) << follower.seen();
+  EXPECT_EQ(leader.Wait(), 0) << leader.seen();
+}
+
 }  // namespace
 }  // namespace copse::e2e

@@ -10,6 +10,7 @@
 
 #include "core/quantity.h"
 #include "deploy/crds.h"
+#include "kube/yaml.h"
 
 namespace copse::e2e {
 namespace {
@@ -73,7 +74,7 @@ std::string RealCluster::Setup() {
   // ServiceAccounts (this cluster runs no pods).
   CommandResult rendered = RunCommand({"kubectl", "kustomize", kSource + "/deploy/manifests"});
   if (rendered.exit_code != 0) return "kubectl kustomize deploy/manifests:\n" + rendered.out;
-  auto docs = deploy::YamlDocumentsToJson(rendered.out);
+  auto docs = kube::YamlDocumentsToJson(rendered.out);
   if (!docs.ok()) return "rendered manifests: " + docs.error().ToString();
   json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
   int bindings = 0;
@@ -96,8 +97,10 @@ std::string RealCluster::Setup() {
       ++bindings;
     }
   }
-  if (bindings != 4)
-    return "expected 4 bindings in deploy/manifests, found " + std::to_string(bindings);
+  // Per component a ClusterRoleBinding and a leader-election RoleBinding,
+  // plus the Grove operator's RoleBinding for its webhook certificate Secret.
+  if (bindings != 5)
+    return "expected 5 bindings in deploy/manifests, found " + std::to_string(bindings);
   CommandResult rbac = Apply(list.dump());
   if (rbac.exit_code != 0) return "applying the RBAC of deploy/manifests:\n" + rbac.out;
   return "";

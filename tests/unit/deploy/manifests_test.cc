@@ -18,6 +18,7 @@
 #include "deploy/crds.h"
 #include "grove/webhook/webhook.h"
 #include "kube/api_access.h"
+#include "kube/yaml.h"
 #include "tests/support/process.h"
 
 namespace copse::deploy {
@@ -55,7 +56,7 @@ Rendered Render(const std::string& dir) {
       << " (kubectl is required: Debian package kubectl, or /usr/bin/kubectl)\n"
       << r.out;
   if (r.exit_code != 0) return out;
-  auto docs = YamlDocumentsToJson(r.out);
+  auto docs = kube::YamlDocumentsToJson(r.out);
   EXPECT_TRUE(docs.ok()) << docs.error().ToString();
   if (!docs.ok()) return out;
   for (const std::string& doc : *docs) out.objects.push_back(json::parse(doc));
@@ -229,7 +230,16 @@ TEST(Manifests, TheGroveOperatorIsRestrictedLeaderElectedAndItsWebhookWired) {
     EXPECT_TRUE(args.contains(want)) << want;
   }
   EXPECT_EQ(c["ports"][0]["containerPort"], 9443);
-  EXPECT_EQ(c["readinessProbe"]["httpGet"]["scheme"], "HTTPS");
+  // A follower does not listen on the webhook port: the probes use the ops
+  // port every replica serves (liveness /healthz, readiness /readyz, which
+  // passes only on the serving leader).
+  EXPECT_TRUE(args.contains("--ops-port=8081"));
+  EXPECT_EQ(c["ports"][1]["name"], "ops");
+  EXPECT_EQ(c["ports"][1]["containerPort"], 8081);
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"], "/healthz");
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["port"], "ops");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"], "/readyz");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"], "ops");
   // The serving certificate comes from the Secret copse grove maintains (no
   // certificate files), for the Service and webhook configuration below.
   for (const char* want :
