@@ -162,10 +162,14 @@ std::string TrimToken(std::string s) {
 
 std::string_view PatchContentType(PatchType type) noexcept {
   switch (type) {
-    case PatchType::kMerge: return "application/merge-patch+json";
-    case PatchType::kJson: return "application/json-patch+json";
-    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
-    case PatchType::kApply: return "application/apply-patch+yaml";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kApply:
+      return "application/apply-patch+yaml";
   }
   return "application/merge-patch+json";
 }
@@ -259,7 +263,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   // copied into a coroutine inside a co_await expression).
   template <typename T, typename Attempt, typename IsUnauthorized>
   static asio::awaitable<Result<T>> WithCredentials(std::shared_ptr<Impl> self, std::string what,
-                                                    Attempt& attempt, IsUnauthorized& unauthorized) {
+                                                    Attempt& attempt,
+                                                    IsUnauthorized& unauthorized) {
     for (int round = 0;; ++round) {
       auto token = self->exec->Get();
       if (!token.ok()) {

@@ -29,24 +29,26 @@ Result<std::string> HandleAdmissionReview(std::string_view body, const Validator
   std::string uid = request.value("uid", "");
   std::string operation = request.value("operation", "");
   std::string kind;
-  if (request.contains("kind") && request["kind"].is_object()) kind = request["kind"].value("kind", "");
+  if (request.contains("kind") && request["kind"].is_object())
+    kind = request["kind"].value("kind", "");
   Json response = Response(uid, true);
   bool relevant = kind == "PodCliqueSet" && (operation == "CREATE" || operation == "UPDATE") &&
                   request.contains("object") && request["object"].is_object();
   if (relevant) {
     std::string object = request["object"].dump();
     std::string old;
-    if (operation == "UPDATE" && request.contains("oldObject") && request["oldObject"].is_object()) {
+    if (operation == "UPDATE" && request.contains("oldObject") &&
+        request["oldObject"].is_object()) {
       old = request["oldObject"].dump();
     }
     Result<backend::Admission> admitted = validate(object, old);
     if (!admitted.ok()) {
       response["allowed"] = false;
       int code = admitted.error().http_status != 0 ? admitted.error().http_status : 422;
-      response["status"] = {{"code", code},
-                            {"message", admitted.error().message},
-                            {"reason", admitted.error().reason.empty() ? "Invalid"
-                                                                       : admitted.error().reason}};
+      response["status"] = {
+          {"code", code},
+          {"message", admitted.error().message},
+          {"reason", admitted.error().reason.empty() ? "Invalid" : admitted.error().reason}};
     } else if (!admitted->ignored.empty()) {
       response["warnings"] = admitted->ignored;
     }
@@ -65,8 +67,7 @@ std::string ValidatingWebhookConfiguration(std::string_view name, std::string_vi
       {"metadata", {{"name", name}}},
       {"webhooks",
        Json::array({{{"name", "validate.podcliqueset.grove.io"},
-                     {"clientConfig",
-                      {{"url", url}, {"caBundle", kube::EncodeBase64(ca_pem)}}},
+                     {"clientConfig", {{"url", url}, {"caBundle", kube::EncodeBase64(ca_pem)}}},
                      {"rules", Json::array({{{"apiGroups", {"grove.io"}},
                                              {"apiVersions", {"v1alpha1"}},
                                              {"operations", {"CREATE", "UPDATE"}},
