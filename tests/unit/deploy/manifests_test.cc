@@ -193,7 +193,7 @@ TEST(Manifests, TheSchedulerDeploymentIsRestrictedProbedAndLeaderElected) {
   EXPECT_EQ(c["volumeMounts"][0]["mountPath"], "/etc/copse");
   const std::string text = (*cm)["data"]["copse-scheduler.yaml"];
   EXPECT_EQ(text, ReadFile(std::string(COPSE_SOURCE_DIR) + "/deploy/config/copse-scheduler.yaml"));
-  auto config = YamlToJson(text);
+  auto config = kube::YamlToJson(text);
   ASSERT_TRUE(config.ok()) << config.error().ToString();
   const json cfg = json::parse(*config);
   EXPECT_EQ(cfg["leaderElection"]["leaderElect"], true);
@@ -371,7 +371,7 @@ TEST(Manifests, CrdsAreTheEmbeddedOnes) {
   int checked = 0;
   for (const EmbeddedFile& file : BuiltinCrds()) {
     if (file.path.starts_with("crds/kubernetes/")) continue;  // built into the API server
-    auto docs = YamlDocumentsToJson(file.content);
+    auto docs = kube::YamlDocumentsToJson(file.content);
     ASSERT_TRUE(docs.ok()) << file.path;
     for (const std::string& doc : *docs) {
       const json crd = json::parse(doc);
