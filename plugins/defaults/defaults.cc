@@ -2,6 +2,7 @@
 
 #include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/domain_packing/domain_packing.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_name/node_name.h"
@@ -27,6 +28,7 @@ copse::Status RegisterDefaultPlugins(Registry& registry) {
       {kInterPodAffinityName, &InterPodAffinity::Create},
       {kDefaultPreemptionName, &DefaultPreemption::Create},
       {kBalancedAllocationName, &BalancedAllocation::Create},
+      {kDomainPackingName, &DomainPacking::Create},
   };
   for (const auto& [name, factory] : plugins) {
     copse::Status s = registry.Register(std::string(name), factory);
@@ -44,7 +46,7 @@ Profile DefaultProfile(std::string scheduler_name) {
       {std::string(kNodeAffinityName), 2},       {std::string(kNodePortsName), 0},
       {std::string(kNodeResourcesFitName), 1},   {std::string(kPodTopologySpreadName), 2},
       {std::string(kInterPodAffinityName), 2},   {std::string(kDefaultPreemptionName), 0},
-      {std::string(kBalancedAllocationName), 1},
+      {std::string(kBalancedAllocationName), 1}, {std::string(kDomainPackingName), 1},
   };
   return profile;
 }

@@ -7,7 +7,10 @@
 // is also the Filter order and so decides which reason a node reports:
 //   PrioritySort, NodeUnschedulable, NodeName, TaintToleration (3),
 //   NodeAffinity (2), NodePorts, NodeResourcesFit (1), PodTopologySpread (2),
-//   InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1).
+//   InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1),
+// then copse's DomainPacking (1), which scores only pods requesting an
+// accelerator (with NodeResourcesFit's acceleratorStrategy: accelerator pods
+// are packed, CPU-only pods keep kube's LeastAllocated + BalancedAllocation).
 
 #include <string>
 

@@ -54,7 +54,8 @@ TEST(ProfileTest, DefaultProfileExpansion) {
   EXPECT_EQ(fw->PluginNames(ExtensionPoint::kScore),
             (std::vector<std::string>{"TaintToleration", "NodeAffinity", "NodeResourcesFit",
                                       "PodTopologySpread", "InterPodAffinity",
-                                      "NodeResourcesBalancedAllocation"}));
+                                      "NodeResourcesBalancedAllocation", "DomainPacking"}));
+  EXPECT_EQ(fw->ScoreWeight("DomainPacking"), 1);
   EXPECT_EQ(fw->ScoreWeight("TaintToleration"), 3);
   EXPECT_EQ(fw->ScoreWeight("NodeAffinity"), 2);
   EXPECT_EQ(fw->ScoreWeight("PodTopologySpread"), 2);
