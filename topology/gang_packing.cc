@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 #include <set>
+#include <string>
+#include <unordered_map>
 
 namespace copse::topology {
 namespace {
@@ -62,6 +64,8 @@ class Search {
       return int64_t{x.pods} * PerPod(x) < int64_t{y.pods} * PerPod(y);
     });
     for (size_t i : order_) gangs_.push_back(gangs[i]);
+    first_free_ = static_cast<size_t>(std::count_if(
+        gangs_.begin(), gangs_.end(), [](const PackingGang& g) { return g.rack_required; }));
     free_.resize(nodes.size());
     for (size_t n = 0; n < nodes.size(); ++n) free_[n] = std::max<int32_t>(0, nodes[n].free);
     current_.assign(gangs_.size(), 0);
@@ -135,37 +139,40 @@ class Search {
       aborted_ = true;
       return;
     }
-    if (placed > best_) {
-      best_ = placed;
-      best_placed_ = current_;
-      best_free_ = free_;
-    }
+    if (placed > best_) Record(placed, current_, free_);
     if (i == gangs_.size()) return;
     if (placed + Bound(i) <= best_) return;
+    if (i >= first_free_) {
+      // Only gangs without a rack requirement are left: nodes are
+      // interchangeable by free count, so the rest is solved exactly, with
+      // results memoised by state.
+      const int32_t rest = Solve(i);
+      if (aborted_ || placed + rest <= best_) return;
+      std::vector<uint8_t> flags = current_;
+      std::vector<int32_t> free;
+      Reconstruct(i, flags, free);
+      Record(placed + rest, flags, free);
+      return;
+    }
     const PackingGang& gang = gangs_[i];
     if (FitsAlone(gang)) {
       current_[i] = 1;
-      auto next = [&] { Decide(i + 1, placed + 1); };
-      if (gang.rack_required) {
-        std::set<std::vector<int32_t>> tried;
-        for (int32_t r = 0; r < racks_ && !aborted_; ++r) {
-          if (Slots(gang, r) < gang.pods) continue;
-          std::vector<size_t> candidates;
-          std::vector<int32_t> key;
-          for (size_t n = 0; n < nodes_.size(); ++n) {
-            if (nodes_[n].rack != r) continue;
-            candidates.push_back(n);
-            key.push_back(free_[n]);
-          }
-          std::sort(key.begin(), key.end());
-          if (!tried.insert(key).second) continue;
-          Distribute(gang, std::move(candidates), next);
+      auto next = [&] {
+        Decide(i + 1, placed + 1);
+        return aborted_;
+      };
+      std::set<std::vector<int32_t>> tried;
+      for (int32_t r = 0; r < racks_ && !aborted_; ++r) {
+        if (Slots(gang, r) < gang.pods) continue;
+        std::vector<size_t> candidates;
+        std::vector<int32_t> key;
+        for (size_t n = 0; n < nodes_.size(); ++n) {
+          if (nodes_[n].rack != r) continue;
+          candidates.push_back(n);
+          key.push_back(free_[n]);
         }
-      } else {
-        // Rack gangs come first, so every rack gang is decided here: nodes
-        // with equal free counts are interchangeable.
-        std::vector<size_t> candidates(nodes_.size());
-        std::iota(candidates.begin(), candidates.end(), size_t{0});
+        std::sort(key.begin(), key.end());
+        if (!tried.insert(key).second) continue;
         Distribute(gang, std::move(candidates), next);
       }
       current_[i] = 0;
@@ -173,10 +180,68 @@ class Search {
     Decide(i + 1, placed);
   }
 
+  void Record(int32_t placed, const std::vector<uint8_t>& flags, const std::vector<int32_t>& free) {
+    best_ = placed;
+    best_placed_ = flags;
+    best_free_ = free;
+  }
+
+  std::vector<size_t> AllNodes() const {
+    std::vector<size_t> all(nodes_.size());
+    std::iota(all.begin(), all.end(), size_t{0});
+    return all;
+  }
+
+  // The most gangs of gangs_[i..] (none rack-required) placeable from free_.
+  int32_t Solve(size_t i) {
+    if (i == gangs_.size() || aborted_) return 0;
+    std::string key(reinterpret_cast<const char*>(&i), sizeof(i));
+    std::vector<int32_t> sorted = free_;
+    std::sort(sorted.begin(), sorted.end());
+    key.append(reinterpret_cast<const char*>(sorted.data()), sorted.size() * sizeof(int32_t));
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    if (++explored_ > budget_) {
+      aborted_ = true;
+      return 0;
+    }
+    int32_t best = Solve(i + 1);
+    const int32_t cap = Bound(i);
+    if (best < cap && FitsAlone(gangs_[i])) {
+      Distribute(gangs_[i], AllNodes(), [&] {
+        best = std::max(best, 1 + Solve(i + 1));
+        return best >= cap || aborted_;
+      });
+    }
+    if (!aborted_) memo_.emplace(std::move(key), best);
+    return best;
+  }
+
+  // Follows Solve's values from free_: the flags of gangs i.. and the free
+  // counts of one placement that reaches Solve(i).
+  void Reconstruct(size_t i, std::vector<uint8_t>& flags, std::vector<int32_t>& free_out) {
+    if (i == gangs_.size()) {
+      free_out = free_;
+      return;
+    }
+    const int32_t target = Solve(i);
+    if (Solve(i + 1) == target) {
+      flags[i] = 0;
+      Reconstruct(i + 1, flags, free_out);
+      return;
+    }
+    flags[i] = 1;
+    Distribute(gangs_[i], AllNodes(), [&] {
+      if (1 + Solve(i + 1) != target) return false;
+      Reconstruct(i + 1, flags, free_out);
+      return true;
+    });
+  }
+
   // Every count-per-node distribution of the gang's pods over `candidates`,
-  // interchangeable nodes (equal free) taking non-increasing counts.
+  // interchangeable nodes (equal free) taking non-increasing counts; `next`
+  // runs at each and returns true to stop. Returns whether it was stopped.
   template <typename Next>
-  void Distribute(const PackingGang& gang, std::vector<size_t> candidates, const Next& next) {
+  bool Distribute(const PackingGang& gang, std::vector<size_t> candidates, const Next& next) {
     const int32_t p = PerPod(gang);
     std::erase_if(candidates, [&](size_t n) { return free_[n] < p; });
     std::stable_sort(candidates.begin(), candidates.end(),
@@ -186,29 +251,31 @@ class Search {
       suffix[k] = suffix[k + 1] + free_[candidates[k]] / p;
     std::vector<int32_t> class_free(candidates.size());
     for (size_t k = 0; k < candidates.size(); ++k) class_free[k] = free_[candidates[k]];
-    auto rec = [&](auto& self, size_t pos, int32_t remaining, int32_t previous) -> void {
-      if (aborted_) return;
-      if (remaining == 0) {
-        next();
-        return;
-      }
-      if (pos == candidates.size() || suffix[pos] < remaining) return;
+    auto rec = [&](auto& self, size_t pos, int32_t remaining, int32_t previous) -> bool {
+      if (aborted_) return true;
+      if (remaining == 0) return next();
+      if (pos == candidates.size() || suffix[pos] < remaining) return false;
       const size_t n = candidates[pos];
       int32_t cap = std::min(free_[n] / p, remaining);
       if (pos > 0 && class_free[pos] == class_free[pos - 1]) cap = std::min(cap, previous);
       for (int32_t c = cap; c >= 0; --c) {
         free_[n] -= c * p;
-        self(self, pos + 1, remaining - c, c);
+        const bool stop = self(self, pos + 1, remaining - c, c);
         free_[n] += c * p;
+        if (stop) return true;
       }
+      return false;
     };
-    rec(rec, 0, gang.pods, gang.pods);
+    return rec(rec, 0, gang.pods, gang.pods);
   }
 
   std::span<const PackingNode> nodes_;
   std::span<const PackingGang> input_;
   uint64_t budget_;
   int32_t racks_;
+  size_t first_free_ = 0;  // search position of the first gang without a rack
+  // Solve: (position, sorted free counts) -> gangs.
+  std::unordered_map<std::string, int32_t> memo_;
   std::vector<size_t> order_;       // search position -> input index
   std::vector<PackingGang> gangs_;  // in search order
   std::vector<int32_t> free_;

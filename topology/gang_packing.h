@@ -19,7 +19,11 @@
 //      interchangeable (same free count, and the same rack while a
 //      rack-required gang is still undecided) take non-increasing counts.
 //      Then branch "skip".
-//   4. The search stops after `budget` explored states; `proven` is false
+//   4. Once only gangs without a rack requirement are left, nodes differ by
+//      their free count alone: the rest is solved exactly by the same
+//      branching, memoised on (position, sorted free counts), and one best
+//      placement is read back from the memo.
+//   5. The search stops after `budget` explored states; `proven` is false
 //      then and `gangs` is the best found (a lower bound of the optimum).
 //
 // FirstFitGangs: the naive baseline, in submission order: each pod on the
