@@ -20,11 +20,14 @@
 
 #include "core/gang.h"
 #include "kube/topology.h"
+#include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/defaults/defaults.h"
+#include "plugins/domain_packing/domain_packing.h"
 #include "plugins/framework/framework.h"
 #include "plugins/node_resources_fit/fit.h"
 #include "scheduler/gang_preemption.h"
 #include "tests/unit/plugins/test_util.h"
+#include "topology/gang_packing.h"
 #include "topology/levels.h"
 
 namespace copse::scheduler {
@@ -349,10 +352,13 @@ TEST(TopologyPlacement, HierarchyBlockRequiredRackPerSubGroup) {
   ExpectWithinAllocatable(snapshot);
 }
 
-TEST(TopologyPlacement, PreferredLevelGathersInTheMostFreeRack) {
+// Issue 21: a preferred level gathers the subgroup in the tightest rack that
+// holds it (least free domain), keeping roomier racks whole; pods that fit in
+// no single rack spill, most free rack first (fewest racks).
+TEST(TopologyPlacement, PreferredLevelGathersInTheTightestRack) {
   TopoCluster cluster;
   cluster.Build(1, 1, 3, 2, {{"cpu", "4"}, {"pods", "110"}});
-  // rack-1-1-3 is the emptiest (8 cpu), rack-1-1-1 has 5, rack-1-1-2 has 6.
+  // rack-1-1-3 is the emptiest (8 cpu free), rack-1-1-1 has 5, rack-1-1-2 has 6.
   cluster.node("n-1-1-1-1")
       .AddPod(PodBuilder("a").Requests(cluster.names, {{"cpu", "3"}}).NodeName("n-1-1-1-1").Obj());
   cluster.node("n-1-1-2-1")
@@ -366,9 +372,9 @@ TEST(TopologyPlacement, PreferredLevelGathersInTheMostFreeRack) {
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
   ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
   auto racks = DomainsBySubGroup(cluster, p, kRack);
-  EXPECT_EQ(racks["w"], (std::set<std::string>{"rack-1-1-3"}));
+  EXPECT_EQ(racks["w"], (std::set<std::string>{"rack-1-1-1"}));
 
-  // 9 pods fit in no single rack (3 + 6 + 5 cpu left): preferred is a score,
+  // 9 pods fit in no single rack (0 + 6 + 8 cpu left): preferred is a score,
   // so they spill, filling the most free rack first.
   GangSpec big = Gang("big", 9);
   big.topology_constraint.topology = "dc";
@@ -378,8 +384,8 @@ TEST(TopologyPlacement, PreferredLevelGathersInTheMostFreeRack) {
   ASSERT_TRUE(q.placement.satisfied) << q.placement.failure;
   std::map<std::string, int> per_rack;
   for (const MemberPlacement& m : q.placement.placed) ++per_rack[cluster.LabelOf(m.node, kRack)];
-  EXPECT_EQ(per_rack["rack-1-1-2"], 6) << "the most free rack is filled first";
-  EXPECT_EQ(per_rack["rack-1-1-1"], 3);
+  EXPECT_EQ(per_rack["rack-1-1-3"], 8) << "the most free rack is filled first";
+  EXPECT_EQ(per_rack["rack-1-1-2"], 1);
   ExpectWithinAllocatable(snapshot);
 }
 
@@ -914,6 +920,143 @@ TEST(TopologyPlacementQuality, StrandsFewerGpusThanFirstFit) {
   RecordProperty("copse_stranded_gpus", static_cast<int>(copse_stranded_total));
   RecordProperty("first_fit_stranded_gpus", static_cast<int>(first_fit_stranded_total));
   EXPECT_LT(copse_stranded_total, first_fit_stranded_total);
+}
+
+// Issue 21: the issue's instances (8-16 nodes x 8 GPUs spread evenly over
+// 4-8 racks; 6-12 gangs of 2-8 pods x 1-8 GPUs, 40% requiring a rack; all
+// submitted at once, in order), each gang placed as the scheduler does
+// (PlaceGangWithTopology for rack gangs, PlaceGang for the others) with the
+// default profile, against the exact optimum and first fit of the same
+// instance (topology/gang_packing.h), and against kube's scoring alone
+// (LeastAllocated + BalancedAllocation for every pod, no DomainPacking).
+struct QualityTotals {
+  int copse = 0;
+  double ratio_sum = 0;
+  int below_first_fit = 0;
+};
+
+QualityTotals PlaceQualityInstances(const std::function<void(plugins::Profile&)>& configure,
+                                    int instances, int& optimum_total, int& first_fit_total,
+                                    double& first_fit_ratio_sum) {
+  QualityTotals totals;
+  optimum_total = 0;
+  first_fit_total = 0;
+  first_fit_ratio_sum = 0;
+  std::mt19937 rng(21);
+  auto uniform = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  plugins::Registry registry;
+  EXPECT_TRUE(plugins::RegisterDefaultPlugins(registry).ok());
+  plugins::Profile profile = plugins::DefaultProfile();
+  configure(profile);
+  auto fw = plugins::Framework::Create(registry, profile);
+  EXPECT_TRUE(fw.ok()) << (fw.ok() ? "" : fw.error().message);
+  if (!fw.ok()) return totals;
+  for (int instance = 0; instance < instances; ++instance) {
+    const int num_nodes = uniform(8, 16);
+    const int racks = uniform(4, 8);
+    std::vector<topology::PackingNode> model;
+    TopoCluster cluster;
+    for (int k = 0; k < num_nodes; ++k) {
+      const int rack = k * racks / num_nodes;
+      model.push_back({rack, 8});
+      cluster.AddNode(
+          "n-" + std::to_string(k),
+          {{"cpu", "64"}, {"memory", "512Gi"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}},
+          {{kZone, "zone-1"}, {kBlock, "block-1"}, {kRack, "rack-" + std::to_string(rack)}});
+    }
+    std::vector<topology::PackingGang> gangs;
+    const int num_gangs = uniform(6, 12);
+    for (int g = 0; g < num_gangs; ++g) {
+      const int pods = uniform(2, 8);
+      const int gpus = uniform(1, 8);
+      gangs.push_back({pods, gpus, uniform(1, 100) <= 40});
+    }
+    Snapshot& snapshot = cluster.Sync();
+    TopologyCatalog catalog;
+    catalog.Set("dc", topology::TopologyLevels::Default());
+    TopologyWorkspace trees;
+    TopologyPlacementOptions options;
+    options.workspace = &trees;
+    plugins::Workspace workspace;
+    FixedRandom random{0};
+    int placed = 0;
+    for (size_t g = 0; g < gangs.size(); ++g) {
+      const std::string name = "g" + std::to_string(g);
+      GangSpec spec = Gang(name, gangs[g].pods);
+      const std::string gpu = std::to_string(gangs[g].per_pod);
+      auto members = Members(cluster.names, name, gangs[g].pods,
+                             {{"cpu", "1"}, {"memory", "1Gi"}, {"nvidia.com/gpu", gpu.c_str()}});
+      GangPlacement p;
+      if (gangs[g].rack_required) {
+        spec.topology_constraint.topology = "dc";
+        spec.topology_constraint.required_level = "rack";
+        p = PlaceGangWithTopology(**fw, snapshot, members, spec, catalog, options, random,
+                                  workspace)
+                .placement;
+      } else {
+        GangPlacementOptions po;
+        po.required = members.size();
+        p = PlaceGang(**fw, snapshot, members, po, random, workspace);
+      }
+      if (!p.satisfied) {
+        // All or nothing: the scheduler drops the attempt's edits.
+        for (const MemberPlacement& m : p.placed) snapshot.RemovePod(m.node, m.pod->uid);
+        continue;
+      }
+      ++placed;
+      EXPECT_EQ(p.placed.size(), members.size()) << "instance " << instance << " gang " << g;
+      if (gangs[g].rack_required) {
+        std::set<std::string> used;
+        for (const MemberPlacement& m : p.placed) used.insert(cluster.LabelOf(m.node, kRack));
+        EXPECT_EQ(used.size(), 1u) << "instance " << instance << " gang " << g;
+      }
+    }
+    ExpectWithinAllocatable(snapshot);
+    const topology::PackingResult opt = topology::OptimalGangs(model, gangs);
+    const topology::PackingResult ff = topology::FirstFitGangs(model, gangs);
+    EXPECT_TRUE(opt.proven) << "instance " << instance;
+    EXPECT_LE(placed, opt.gangs) << "instance " << instance << ": more than the optimum";
+    optimum_total += opt.gangs;
+    first_fit_total += ff.gangs;
+    totals.copse += placed;
+    totals.ratio_sum += opt.gangs > 0 ? static_cast<double>(placed) / opt.gangs : 1.0;
+    first_fit_ratio_sum += opt.gangs > 0 ? static_cast<double>(ff.gangs) / opt.gangs : 1.0;
+    totals.below_first_fit += placed < ff.gangs;
+  }
+  return totals;
+}
+
+TEST(TopologyPlacementQuality, AcceleratorAwareDefaultsAgainstOptimumAndFirstFit) {
+  constexpr int kInstances = 200;
+  int optimum = 0, first_fit = 0;
+  double ff_ratio = 0;
+  const QualityTotals aware =
+      PlaceQualityInstances([](plugins::Profile&) {}, kInstances, optimum, first_fit, ff_ratio);
+  const QualityTotals kube = PlaceQualityInstances(
+      [](plugins::Profile& profile) {
+        plugins::FitArgs fit;
+        fit.accelerator_strategy.enabled = false;
+        profile.plugin_args[std::string(plugins::kNodeResourcesFitName)] = fit;
+        plugins::BalancedAllocationArgs balanced;
+        balanced.skip_accelerator_pods = false;
+        profile.plugin_args[std::string(plugins::kBalancedAllocationName)] = balanced;
+        profile.plugins.score.disabled.push_back(std::string(plugins::kDomainPackingName));
+      },
+      kInstances, optimum, first_fit, ff_ratio);
+  std::cout << "[ quality ] optimum " << optimum << " gangs; accelerator-aware copse "
+            << aware.copse << " (mean ratio " << aware.ratio_sum / kInstances
+            << ", below first fit on " << aware.below_first_fit << "); kube scoring " << kube.copse
+            << " (mean ratio " << kube.ratio_sum / kInstances << ", below first fit on "
+            << kube.below_first_fit << "); first fit " << first_fit << " (mean ratio "
+            << ff_ratio / kInstances << ")\n";
+  RecordProperty("optimum_gangs", optimum);
+  RecordProperty("copse_gangs", aware.copse);
+  RecordProperty("kube_scoring_gangs", kube.copse);
+  RecordProperty("first_fit_gangs", first_fit);
+  // Packing accelerators places more gangs than kube's spreading, and at
+  // least as many as first fit.
+  EXPECT_GT(aware.copse, kube.copse);
+  EXPECT_GE(aware.ratio_sum, ff_ratio);
 }
 
 }  // namespace
