@@ -18,7 +18,7 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 8> kScenarios{{
+  static const std::array<Scenario, 9> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench},
@@ -44,6 +44,10 @@ std::span<const Scenario> Scenarios() {
       {"grove",
        "500 disaggregated PodCliqueSets on 2,000 nodes x 8 GPUs: Grove operator + copse, end to end",
        &RunGroveBench},
+      {"quality",
+       "200 small GPU clusters, gangs all at once: copse's gangs placed against the exact "
+       "optimum and first fit, stranded GPUs",
+       &RunQualityBench},
   }};
   return kScenarios;
 }

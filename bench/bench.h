@@ -90,5 +90,6 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
 Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunQualityBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench

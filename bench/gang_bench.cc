@@ -13,7 +13,10 @@
 //                 Targets: <= 0.2 ms per gang attempt, >= 15,000 pods/s.
 //   gang-large    5,000 nodes with 8 GPUs each (64 cpu, 512Gi,
 //                 nvidia.com/gpu=8), 100 gangs x 256 pods of 1 GPU (1 cpu,
-//                 4Gi). Target: <= 20 ms per gang attempt.
+//                 4Gi). Target: <= 20 ms per gang attempt. Also reports
+//                 stranded_accelerators (free GPUs on nodes where no pending
+//                 pod fits: at the end and the mean over the binds) and first
+//                 fit's at the end on the same gangs (issue 21).
 //   gang-preempt  1,000 nodes (3 cpu, 12Gi) filled by 1,000 low-priority
 //                 gangs x 3 pods of 1 cpu (terminationGracePeriodSeconds 0,
 //                 so an eviction removes the pod at once); then 100
@@ -35,6 +38,7 @@
 // thread name, over the measured phase. api_writes_per_pod counts the store
 // writes (resourceVersions) beyond the pods' creation while they were
 // scheduled: binds, PodScheduled patches, events, PodGroup status.
+// gangs_placed / gangs_offered: measured gangs bound whole, of those created.
 #include <dirent.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -67,6 +71,7 @@
 #include "kube/pod_group.h"
 #include "scheduler/config/metrics.h"
 #include "scheduler/scheduler.h"
+#include "topology/gang_packing.h"
 
 namespace copse::bench {
 namespace {
@@ -400,7 +405,68 @@ struct ThroughputShape {
   std::string node_shape;
   GangBatch warmup;
   GangBatch measured;
+  // GPU scenarios (issue 21): stranded_accelerators over the run.
+  int32_t gpus_per_node = 0;
+  int32_t gpus_per_pod = 0;
 };
+
+// Stranded accelerators (topology/gang_packing.h StrandedCapacity): free
+// GPUs on nodes where no pending pod fits, replayed bind by bind (every pod
+// of the scenario counts as pending until bound: they are all created at
+// the start), and first fit's on the same gangs at the end.
+struct StrandedFigures {
+  double mean = 0;  // over the binds
+  int64_t end = 0;
+  int64_t first_fit_end = 0;
+};
+
+StrandedFigures StrandedOverRun(const std::unordered_map<std::string, PodRecord>& records,
+                                const ThroughputShape& shape) {
+  StrandedFigures out;
+  std::vector<std::pair<TimePoint, std::string>> binds;
+  for (const auto& [name, r] : records) {
+    if (r.bound) binds.emplace_back(r.bound_at, r.node);
+  }
+  std::sort(binds.begin(), binds.end());
+  const int64_t total = shape.warmup.pods() + shape.measured.pods();
+  const int64_t per_node = shape.gpus_per_node;
+  const int64_t per_pod = shape.gpus_per_pod;
+  std::unordered_map<std::string, int64_t> free;  // touched nodes
+  int64_t stranded = 0;                           // while something is pending
+  auto strands = [&](int64_t f) { return f > 0 && f < per_pod ? f : 0; };
+  // Untouched nodes (whole) strand only if a pod asks for more than a node has.
+  const int64_t untouched_each = strands(per_node);
+  double sum = 0;
+  for (size_t i = 0; i < binds.size(); ++i) {
+    auto [it, added] = free.try_emplace(binds[i].second, per_node);
+    stranded -= strands(it->second);
+    it->second -= per_pod;
+    stranded += strands(it->second);
+    const int64_t untouched = std::max<int64_t>(0, shape.nodes - static_cast<int64_t>(free.size()));
+    const bool pending = static_cast<int64_t>(i + 1) < total;
+    const int64_t now = pending ? stranded + untouched * untouched_each : 0;
+    sum += static_cast<double>(now);
+    out.end = now;
+  }
+  out.mean = binds.empty() ? 0 : sum / static_cast<double>(binds.size());
+
+  std::vector<topology::PackingNode> nodes(static_cast<size_t>(shape.nodes),
+                                           topology::PackingNode{0, shape.gpus_per_node});
+  std::vector<topology::PackingGang> gangs;
+  for (const GangBatch* batch : {&shape.warmup, &shape.measured}) {
+    for (int64_t g = 0; g < batch->gangs; ++g) {
+      gangs.push_back({batch->size, shape.gpus_per_pod, false});
+    }
+  }
+  const topology::PackingResult ff = topology::FirstFitGangs(nodes, gangs);
+  std::vector<int64_t> ff_free(ff.free.begin(), ff.free.end());
+  std::vector<int64_t> pending;
+  for (size_t g = 0; g < gangs.size(); ++g) {
+    if (!ff.placed[g]) pending.push_back(gangs[g].per_pod);
+  }
+  out.first_fit_end = topology::StrandedCapacity(ff_free, pending);
+  return out;
+}
 
 Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progress,
                                   const ThroughputShape& shape) {
@@ -506,6 +572,25 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   // Everything in the process (scheduler, API server, the benchmark's own
   // threads): what the 2 cores have to share.
   result.extras["process_cpu_ms_per_pod"] = process_cpu * 1000.0 / bound_pods;
+  // Gangs bound whole, of those offered (measured phase).
+  const auto final_records = watcher.Records();
+  int64_t gangs_placed = 0;
+  for (int64_t g = 0; g < shape.measured.gangs; ++g) {
+    bool whole = true;
+    for (int i = 0; i < shape.measured.size && whole; ++i) {
+      auto it = final_records.find(shape.measured.Pod(g, i));
+      whole = it != final_records.end() && it->second.bound;
+    }
+    gangs_placed += whole ? 1 : 0;
+  }
+  result.extras["gangs_placed"] = static_cast<double>(gangs_placed);
+  result.extras["gangs_offered"] = static_cast<double>(shape.measured.gangs);
+  if (shape.gpus_per_node > 0 && shape.gpus_per_pod > 0) {
+    const StrandedFigures stranded = StrandedOverRun(final_records, shape);
+    result.extras["stranded_accelerators"] = static_cast<double>(stranded.end);
+    result.extras["stranded_accelerators_mean"] = stranded.mean;
+    result.extras["first_fit_stranded_accelerators"] = static_cast<double>(stranded.first_fit_end);
+  }
   return result;
 }
 
@@ -542,6 +627,8 @@ Result<BenchResult> RunGangLargeBench(const BenchOptions& options, Progress& pro
   // --pods rounds down to whole gangs of 256.
   const int64_t gangs = options.pods > 0 ? std::max<int64_t>(1, options.pods / 256) : 100;
   shape.measured = GangBatch{"large", gangs, 256, 256, member};
+  shape.gpus_per_node = 8;
+  shape.gpus_per_pod = 1;
   auto result = RunThroughput(options, progress, shape);
   if (!result.ok()) return result;
   result->targets["gang_attempt_ms <= 20"] = result->extras["gang_attempt_ms"] <= 20;
