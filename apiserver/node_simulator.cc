@@ -1,14 +1,14 @@
 #include "apiserver/node_simulator.h"
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <queue>
 #include <random>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "apiserver/disruption.h"
+#include "kube/controller/objects.h"
 
 namespace copse::apiserver {
 
@@ -16,7 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-enum class Action : uint8_t { kStart, kRemove, kHeartbeat };
+enum class Action : uint8_t { kStart, kRemove, kHeartbeat, kFinish };
 
 struct Task {
   Clock::TimePoint due;
@@ -24,6 +24,7 @@ struct Task {
   std::string ns;
   std::string name;
   std::string uid;
+  int32_t exit_code = 0;  // kFinish
   bool operator>(const Task& o) const { return due > o.due; }
 };
 
@@ -136,6 +137,29 @@ void NodeSimulator::Run() {
     pods_awaiting_start_.fetch_add(1);
   };
 
+  // A Running pod with a simulated lifetime ends run_for after its startTime
+  // (measured on the store's clock; a restarted simulator keeps the time).
+  auto schedule_finish = [&](const ObjectVersion& pod) {
+    if (pod.json.find(kSimulateRunForAnnotation) == std::string::npos) return;
+    json obj = json::parse(pod.json, nullptr, false);
+    const json* annotations = FindPath(obj, "metadata.annotations");
+    if (annotations == nullptr) return;
+    auto lifetime = SimulatedLifetimeOf(*annotations);
+    if (!lifetime.ok() || !lifetime->has_value()) return;
+    Clock::Duration left = (*lifetime)->run_for;
+    if (const json* start = FindPath(obj, "status.startTime");
+        start != nullptr && start->is_string()) {
+      if (auto started = kube::controller::ParseRfc3339(start->get<std::string>())) {
+        left -= std::chrono::duration_cast<Clock::Duration>(clock.WallNow() - *started);
+      }
+    }
+    if (left < Clock::Duration::zero()) left = Clock::Duration::zero();
+    st.scheduled[pod.uid] = Action::kFinish;
+    Task task{clock.Now() + left, Action::kFinish, pod.ns, pod.name, pod.uid};
+    task.exit_code = (*lifetime)->exit_code;
+    st.tasks.push(std::move(task));
+  };
+
   auto handle_pod = [&](const WatchEvent& e) {
     const ObjectVersion& pod = *e.object;
     if (e.type == WatchEventType::kDeleted) {
@@ -159,7 +183,8 @@ void NodeSimulator::Run() {
       return;
     }
     if (it != st.scheduled.end()) return;
-    // Running pods that are Ready need nothing; others (re)start.
+    // Running pods that are Ready need nothing (but their simulated
+    // lifetime, if they have one); others (re)start.
     static const int phase_index = [] {
       auto all = BuiltinResources();
       for (const auto& info : all) {
@@ -169,6 +194,7 @@ void NodeSimulator::Run() {
     }();
     if (phase_index >= 0 && static_cast<size_t>(phase_index) < pod.fields.size() &&
         pod.fields[static_cast<size_t>(phase_index)] == "Running") {
+      schedule_finish(pod);
       return;
     }
     schedule_start(pod);
@@ -319,6 +345,54 @@ void NodeSimulator::Run() {
     if (result.ok() && started) pods_started_.fetch_add(1);
   };
 
+  auto finish_pod = [&](const Task& task) {
+    const std::string now = now_text();
+    const bool failed = task.exit_code != 0;
+    bool finished = false;
+    auto result = store_->Mutate(resources::kPods, task.ns, task.name, "status", [&](json& pod) {
+      const json& meta = pod["metadata"];
+      if (meta.value("uid", "") != task.uid || meta.contains("deletionTimestamp")) {
+        return Status::Ok();
+      }
+      json& status = pod["status"];
+      if (!status.is_object() || status.value("phase", "") != "Running") return Status::Ok();
+      status["phase"] = failed ? "Failed" : "Succeeded";
+      if (auto conds = status.find("conditions"); conds != status.end() && conds->is_array()) {
+        for (auto& c : *conds) {
+          if (!c.is_object()) continue;
+          const std::string type = c.value("type", "");
+          if (type == "Ready" || type == "ContainersReady") {
+            c["status"] = "False";
+            c["reason"] = "PodCompleted";
+            c["lastTransitionTime"] = now;
+          }
+        }
+      }
+      if (auto statuses = status.find("containerStatuses");
+          statuses != status.end() && statuses->is_array()) {
+        for (auto& c : *statuses) {
+          if (!c.is_object()) continue;
+          std::string started = now;
+          if (const json* s = FindPath(c, "state.running.startedAt");
+              s != nullptr && s->is_string()) {
+            started = s->get<std::string>();
+          }
+          c["ready"] = false;
+          c["started"] = false;
+          c["state"] = {{"terminated",
+                         {{"exitCode", task.exit_code},
+                          {"reason", failed ? "Error" : "Completed"},
+                          {"startedAt", started},
+                          {"finishedAt", now},
+                          {"containerID", c.value("containerID", "")}}}};
+        }
+      }
+      finished = true;
+      return Status::Ok();
+    });
+    if (result.ok() && finished) pods_finished_.fetch_add(1);
+  };
+
   auto remove_pod = [&](const Task& task) {
     DeleteOptions opts;
     opts.grace_period_seconds = 0;
@@ -449,6 +523,13 @@ void NodeSimulator::Run() {
           break;
         case Action::kHeartbeat:
           heartbeat(task);
+          break;
+        case Action::kFinish:
+          if (auto it = st.scheduled.find(task.uid);
+              it != st.scheduled.end() && it->second == Action::kFinish) {
+            st.scheduled.erase(it);
+            finish_pod(task);
+          }
           break;
       }
     }

@@ -16,6 +16,14 @@
 //      disruptionsAllowed, observedGeneration, condition DisruptionAllowed),
 //      recomputed for namespaces whose pods or budgets changed, at most
 //      every `disruption_resync` of real time.
+//   2b. A Running pod annotated `copse.dev/simulate-run-for: <Go duration>`
+//      ("30s", "1m30s", "500ms") ends that long after its startTime: phase
+//      Succeeded, or Failed when `copse.dev/simulate-exit-code` is non-zero
+//      (default 0); every container terminated with that exit code (reason
+//      Completed or Error), Ready and ContainersReady False (PodCompleted).
+//      The pod ends whatever its restartPolicy: the annotation models a pod
+//      that finishes (Jobs complete, gangs end), not container restarts.
+//      Pods without the annotation run until deleted.
 //   4. Nodes get Ready=True (and the pressure conditions False) when they
 //      have no Ready condition; with `node_heartbeat_interval` > 0 their
 //      Ready condition's lastHeartbeatTime is refreshed that often.
@@ -35,8 +43,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/result.h"
+#include "apiserver/simulated_lifetime.h"
 #include "apiserver/store.h"
+#include "core/result.h"
 
 namespace copse::apiserver {
 
@@ -67,6 +76,8 @@ class NodeSimulator {
   uint64_t pods_awaiting_start() const { return pods_awaiting_start_.load(); }
   uint64_t pods_started() const { return pods_started_.load(); }
   uint64_t pods_removed() const { return pods_removed_.load(); }
+  // Pods ended by their simulated lifetime (Succeeded or Failed).
+  uint64_t pods_finished() const { return pods_finished_.load(); }
 
  private:
   struct State;
@@ -84,6 +95,7 @@ class NodeSimulator {
   std::atomic<uint64_t> pods_awaiting_start_{0};
   std::atomic<uint64_t> pods_started_{0};
   std::atomic<uint64_t> pods_removed_{0};
+  std::atomic<uint64_t> pods_finished_{0};
 };
 
 }  // namespace copse::apiserver

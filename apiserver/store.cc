@@ -7,11 +7,12 @@
 #include <algorithm>
 #include <random>
 
-#include "core/check.h"
 #include "apiserver/json_text.h"
 #include "apiserver/store_internal.h"
 #include "apiserver/strategic_merge.h"
 #include "apiserver/validation.h"
+#include "apiserver/workloads.h"
+#include "core/check.h"
 
 namespace copse::apiserver {
 
@@ -983,6 +984,7 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
       meta["name"] = generate_name + internal::RandomSuffix();
       generated = true;
     }
+    DefaultWorkload(info->group, info->kind, obj);
     Status valid = ValidateForCreate(obj, info->group, ref.version, info->kind, info->resource,
                                      info->namespaced);
     if (!valid.ok()) return valid.error();
@@ -1001,6 +1003,7 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
     meta["creationTimestamp"] = now;
     meta["generation"] = 1;
     PrepareForCreate(*info, obj, now);
+    PrepareWorkloadForCreate(info->group, info->kind, obj);
 
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto rd_or = impl_->ResolveRef(ref);
@@ -1156,6 +1159,7 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
           new_obj.erase("status");
         }
       }
+      if (!mode.status_only) DefaultWorkload(info->group, info->kind, new_obj);
       if (mode.bump_generation && SpecChanged(*info, old_obj, new_obj)) {
         json& nm2 = new_obj["metadata"];
         if (auto it = om.find("generation"); it != om.end() && it->is_number_integer()) {

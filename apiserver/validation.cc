@@ -11,8 +11,10 @@
 #include <set>
 #include <utility>
 
-#include "core/quantity.h"
 #include "apiserver/jsonpath.h"
+#include "apiserver/simulated_lifetime.h"
+#include "apiserver/workloads.h"
+#include "core/quantity.h"
 
 namespace copse::apiserver {
 namespace {
@@ -118,6 +120,8 @@ class FieldErrors {
     }
     Add(field + ": Unsupported value: " + value_repr, detail);
   }
+  // A complete "<field>: <message>" error.
+  void Add(std::string message) { AddMessage(std::move(message)); }
   void AddAll(const FieldErrors& other) {
     for (const std::string& m : other.messages_) AddMessage(m);
   }
@@ -1619,6 +1623,9 @@ void ValidateObject(const json& obj, const Target& target, bool create, FieldErr
   if (!target.builtin) return;
   if (target.Is("", "Pod")) {
     ValidatePod(obj, create, errs);
+    // The node simulator's annotations (copse local): refused here rather than ignored there.
+    auto lifetime = SimulatedLifetimeOf(Get(obj, {"metadata", "annotations"}));
+    if (!lifetime.ok()) errs.Add(lifetime.error().message);
   } else if (target.Is("", "Node")) {
     ValidateNode(obj, errs);
   } else if (target.Is("", "Service")) {
@@ -1631,6 +1638,8 @@ void ValidateObject(const json& obj, const Target& target, bool create, FieldErr
     ValidatePriorityClass(obj, errs);
   } else if (target.Is("policy", "PodDisruptionBudget")) {
     ValidatePdb(obj, errs);
+  } else if (IsWorkloadKind(target.group, target.kind)) {
+    for (std::string& m : ValidateWorkload(target.group, target.kind, obj)) errs.Add(std::move(m));
   }
 }
 
@@ -1777,6 +1786,10 @@ Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& ne
           errs.Invalid("preemptionPolicy", np.is_null() ? "null" : GoRepr(np), kFieldImmutable);
       } else if (target.Is("apiextensions.k8s.io", "CustomResourceDefinition")) {
         ValidateCrdUpdate(new_obj, old_obj, errs);
+      } else if (IsWorkloadKind(target.group, target.kind)) {
+        for (std::string& m : ValidateWorkloadUpdate(target.group, target.kind, new_obj, old_obj)) {
+          errs.Add(std::move(m));
+        }
       }
     }
   }

@@ -61,6 +61,10 @@
 //     jsonPath), names.plural/kind required and plural/singular/kind/
 //     listKind/shortNames/categories DNS-1035, metadata.name ==
 //     <plural>.<group>.
+//   - the workload kinds (apps/v1 Deployment, ReplicaSet, StatefulSet,
+//     DaemonSet; batch/v1 Job): see apiserver/workloads.h;
+//   - Pod annotations of the node simulator (copse.dev/simulate-run-for,
+//     copse.dev/simulate-exit-code): see apiserver/simulated_lifetime.h.
 // Other kinds get the metadata checks only (custom resources included:
 // kinds outside the built-in API groups).
 //

@@ -1,6 +1,9 @@
 // `copse local`: the embedded default. An API server on loopback (HTTPS and
-// HTTP), synthetic nodes, and the node simulator, in one process; writes a
-// kubeconfig that kubectl uses unchanged and runs until SIGINT/SIGTERM.
+// HTTP), synthetic nodes, the node simulator, the scheduler (for
+// copse-scheduler and, unless --no-default-scheduler, default-scheduler), the
+// built-in workload controllers and the Grove operator, in one process;
+// writes a kubeconfig that kubectl uses unchanged and runs until
+// SIGINT/SIGTERM.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -13,22 +16,23 @@
 #include <random>
 #include <string>
 
-#include "core/quantity.h"
+#include "apiserver/admission.h"
 #include "apiserver/apiserver.h"
+#include "apiserver/controllers/manager.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
+#include "cmd/copse/commands.h"
+#include "core/quantity.h"
 #include "deploy/crds.h"
 #include "grove/operator.h"
 #include "grove/webhook/webhook.h"
-#include "apiserver/admission.h"
 #include "kube/client.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/registry.h"
 #include "scheduler/config/config.h"
 #include "scheduler/options_from_config.h"
 #include "scheduler/scheduler.h"
-#include "cmd/copse/commands.h"
 
 namespace copse::cmd {
 using namespace copse::scheduler;  // the commands wire the scheduler library together
@@ -61,11 +65,13 @@ Status InstallCrds(api::Store& store) {
   for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
     if (!file.path.starts_with("crds/copse/") && !file.path.starts_with("crds/grove/")) continue;
     Result<std::vector<std::string>> docs = deploy::YamlDocumentsToJson(file.content);
-    if (!docs.ok()) return MakeError(docs.error().code, std::string(file.path) + ": " + docs.error().message);
+    if (!docs.ok())
+      return MakeError(docs.error().code, std::string(file.path) + ": " + docs.error().message);
     for (const std::string& json : *docs) {
       auto created = store.Create(kube::resources::kCustomResourceDefinitions, "", json);
       if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) {
-        return MakeError(created.error().code, std::string(file.path) + ": " + created.error().message);
+        return MakeError(created.error().code,
+                         std::string(file.path) + ": " + created.error().message);
       }
     }
   }
@@ -88,18 +94,19 @@ int RunLocal(int argc, char** argv) {
   int threads = 1;
   bool no_scheduler = false;
   bool no_grove = false;
+  bool no_controllers = false;
+  bool no_default_scheduler = false;
   std::string config_path;
   int scheduler_parallelism = 0;
 
   po::options_description desc("copse local [flags]");
-  desc.add_options()("help,h", "show this help")(
-      "port", po::value(&port)->default_value(port),
-      "HTTPS port on 127.0.0.1 (0 picks a free port)")(
+  desc.add_options()("help,h", "show this help")("port", po::value(&port)->default_value(port),
+                                                 "HTTPS port on 127.0.0.1 (0 picks a free port)")(
       "http-port", po::value(&http_port)->default_value(http_port),
       "plain HTTP port on 127.0.0.1 (0 picks a free port)")(
       "kubeconfig-out", po::value(&kubeconfig_out)->default_value(kubeconfig_out),
-      "where to write the kubeconfig for kubectl")(
-      "nodes", po::value(&nodes)->default_value(nodes), "number of synthetic nodes")(
+      "where to write the kubeconfig for kubectl")("nodes", po::value(&nodes)->default_value(nodes),
+                                                   "number of synthetic nodes")(
       "node-shape", po::value(&node_shape)->default_value(node_shape),
       "allocatable of each node, e.g. cpu=64,memory=512Gi,nvidia.com/gpu=8")(
       "topology", po::value(&topology_text),
@@ -115,7 +122,13 @@ int RunLocal(int argc, char** argv) {
       "do not run the scheduler (pods with schedulerName copse-scheduler stay pending)")(
       "no-grove", po::bool_switch(&no_grove),
       "do not run the Grove operator (PodCliqueSets are stored but not reconciled)")(
-      "config", po::value(&config_path), "scheduler configuration file (YAML), as for copse run")(
+      "no-controllers", po::bool_switch(&no_controllers),
+      "do not run the workload controllers (Deployments, ReplicaSets, Jobs, StatefulSets and "
+      "DaemonSets are stored but make no pods)")(
+      "no-default-scheduler", po::bool_switch(&no_default_scheduler),
+      "schedule only pods with schedulerName copse-scheduler (pods with the default "
+      "schedulerName stay pending)")("config", po::value(&config_path),
+                                     "scheduler configuration file (YAML), as for copse run")(
       "parallelism", po::value(&scheduler_parallelism)->default_value(0),
       "scheduler threads for parallel Filter/Score (0: one per core)");
 
@@ -136,7 +149,8 @@ int RunLocal(int argc, char** argv) {
     return 2;
   };
   if (port < 0 || port > 65535) return bad_flag("--port: must be between 0 and 65535");
-  if (http_port < 0 || http_port > 65535) return bad_flag("--http-port: must be between 0 and 65535");
+  if (http_port < 0 || http_port > 65535)
+    return bad_flag("--http-port: must be between 0 and 65535");
   if (nodes < 0) return bad_flag("--nodes: must not be negative");
   if (pod_ready_delay_ms < 0) return bad_flag("--pod-ready-delay-ms: must not be negative");
   if (watch_history < 16) return bad_flag("--watch-history: must be at least 16");
@@ -145,7 +159,8 @@ int RunLocal(int argc, char** argv) {
   size_t pipelined_connections = config::ClientConnection{}.pipelined_connections;
   if (!config_path.empty()) {
     plugins::Registry registry;
-    if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok()) return bad_flag(s.error().message);
+    if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok())
+      return bad_flag(s.error().message);
     auto cfg = config::LoadSchedulerConfigFile(config_path, registry);
     if (!cfg.ok()) return bad_flag("--config " + config_path + ": " + cfg.error().message);
     scheduler_options = SchedulerOptionsFromConfig(*cfg);
@@ -153,6 +168,20 @@ int RunLocal(int argc, char** argv) {
   }
   if (vm.count("parallelism") && !vm["parallelism"].defaulted()) {
     scheduler_options.parallelism = scheduler_parallelism;
+  }
+  // Locally nobody else schedules: the scheduler also answers default-scheduler,
+  // with kube's default plugins, so `kubectl run` and plain Deployments start.
+  if (!no_default_scheduler) {
+    if (scheduler_options.profiles.empty()) {
+      scheduler_options.profiles.push_back(plugins::DefaultProfile("copse-scheduler"));
+    }
+    bool have_default = false;
+    for (const auto& profile : scheduler_options.profiles) {
+      have_default = have_default || profile.scheduler_name == "default-scheduler";
+    }
+    if (!have_default) {
+      scheduler_options.profiles.push_back(plugins::DefaultProfile("default-scheduler"));
+    }
   }
   auto shape = ParseResourceList(node_shape);
   if (!shape.ok()) return bad_flag("--node-shape: " + shape.error().message);
@@ -236,6 +265,30 @@ int RunLocal(int argc, char** argv) {
     }
   }
 
+  // The workload controllers (kube-controller-manager's part), a plain client too.
+  std::unique_ptr<kube::IoThread> controllers_io;
+  std::unique_ptr<api::controllers::WorkloadControllers> controllers;
+  if (!no_controllers) {
+    controllers_io = std::make_unique<kube::IoThread>(1);
+    kube::ClientConfig config;
+    config.server = (*server)->http_url();
+    config.token = token;
+    config.max_connections = 32;
+    config.pipelined_connections = kube::kCopsePipelinedConnections;
+    auto client = kube::Client::Create(config, controllers_io->executor());
+    if (!client.ok()) {
+      std::cerr << "copse local: controllers client: " << client.error().ToString() << "\n";
+      return 1;
+    }
+    auto started = api::controllers::WorkloadControllers::Start(
+        *client, api::controllers::ControllerOptions());
+    if (!started.ok()) {
+      std::cerr << "copse local: workload controllers: " << started.error().ToString() << "\n";
+      return 1;
+    }
+    controllers = std::move(started).value();
+  }
+
   // The Grove operator, also a plain client of the API server.
   std::unique_ptr<kube::IoThread> grove_io;
   std::unique_ptr<grove::Operator> grove_operator;
@@ -273,10 +326,10 @@ int RunLocal(int argc, char** argv) {
       return 1;
     }
     grove_webhook = std::move(webhook).value();
-    auto registered = store->Create(
-        api::kValidatingWebhookConfigurations, "",
-        grove::webhook::ValidatingWebhookConfiguration("copse-grove", grove_webhook->url(),
-                                                       grove_webhook->ca_pem()));
+    auto registered =
+        store->Create(api::kValidatingWebhookConfigurations, "",
+                      grove::webhook::ValidatingWebhookConfiguration(
+                          "copse-grove", grove_webhook->url(), grove_webhook->ca_pem()));
     if (!registered.ok()) {
       std::cerr << "copse local: registering the grove webhook: " << registered.error().ToString()
                 << "\n";
@@ -288,7 +341,11 @@ int RunLocal(int argc, char** argv) {
   std::cout << "copse local: API server " << (*server)->https_url() << " (plain HTTP "
             << (*server)->http_url() << "), " << nodes << " synthetic nodes"
             << (topology_text.empty() ? "" : " in topology " + topology_text)
-            << (scheduler ? ", scheduler copse-scheduler" : ", no scheduler")
+            << (scheduler ? (no_default_scheduler ? ", scheduler copse-scheduler"
+                                                  : ", scheduler copse-scheduler and "
+                                                    "default-scheduler")
+                          : ", no scheduler")
+            << (controllers ? ", workload controllers" : "")
             << (grove_operator ? ", Grove operator" : "") << "\n"
             << "  export KUBECONFIG=" << kubeconfig_out << "\n"
             << "  kubectl get nodes -L copse.dev/rack\n"
@@ -301,6 +358,9 @@ int RunLocal(int argc, char** argv) {
   if (grove_operator) grove_operator->Stop();
   grove_operator.reset();
   grove_io.reset();
+  if (controllers) controllers->Stop();
+  controllers.reset();
+  controllers_io.reset();
   if (scheduler) scheduler->Stop();
   scheduler.reset();
   scheduler_io.reset();

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "grove/api/names.h"
-#include "grove/runtime/sync.h"
+#include "kube/controller/sync.h"
 
 namespace copse::grove::backend {
 
@@ -90,10 +90,11 @@ Status ApplyObject(const BackendContext& context, const kube::ResourceRef& resou
   const std::string ns = desired["metadata"].value("namespace", "");
   const std::string name = desired["metadata"].value("name", "");
   kube::Client& client = *context.client;
-  Result<std::string> current = runtime::Await(client, client.Get(resource, ns, name));
+  Result<std::string> current = kube::controller::Await(client, client.Get(resource, ns, name));
   if (!current.ok()) {
     if (current.error().code != ErrorCode::kNotFound) return current.error();
-    Result<std::string> created = runtime::Await(client, client.Create(resource, ns, desired.dump()));
+    Result<std::string> created =
+        kube::controller::Await(client, client.Create(resource, ns, desired.dump()));
     if (created.ok() || created.error().code == ErrorCode::kAlreadyExists) return Status::Ok();
     return created.error();
   }
@@ -118,7 +119,7 @@ Status ApplyObject(const BackendContext& context, const kube::ResourceRef& resou
   }
   if (!changed) return Status::Ok();
   Result<std::string> updated =
-      runtime::Await(client, client.Update(resource, ns, name, existing.dump()));
+      kube::controller::Await(client, client.Update(resource, ns, name, existing.dump()));
   if (!updated.ok()) return updated.error();
   return Status::Ok();
 }
@@ -127,7 +128,7 @@ Status DeleteObject(const BackendContext& context, const kube::ResourceRef& reso
                     std::string_view ns, std::string_view name) {
   kube::Client& client = *context.client;
   Status deleted =
-      runtime::Await(client, client.Delete(resource, std::string(ns), std::string(name)));
+      kube::controller::Await(client, client.Delete(resource, std::string(ns), std::string(name)));
   if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound) return deleted;
   return Status::Ok();
 }

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "grove/api/names.h"
-#include "grove/runtime/objects.h"
+#include "kube/controller/objects.h"
 
 namespace copse::grove::components {
 
@@ -140,7 +140,7 @@ std::optional<api::GangTopologyConstraint> Translate(const std::optional<api::To
 
 void SetOwner(kube::ObjectMeta& meta, std::string_view api_version, std::string_view kind,
               const kube::ObjectMeta& owner) {
-  meta.owner_references = {runtime::ControllerRef(api_version, kind, owner)};
+  meta.owner_references = {kube::controller::ControllerRef(api_version, kind, owner)};
 }
 
 }  // namespace
@@ -151,7 +151,7 @@ std::string PodTemplateHash(const api::PodCliqueTemplateSpec& clique,
   data += '\0';
   data += priority_class_name;
   for (const auto& [k, v] : clique.labels) data += "\0" + k + "=" + v;
-  return runtime::Fnv1aHex(data).substr(0, 10);
+  return kube::controller::Fnv1aHex(data).substr(0, 10);
 }
 
 std::string TopologyName(const api::PodCliqueSet& pcs) {

@@ -5,20 +5,20 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/log.h"
 #include "grove/api/names.h"
 #include "grove/components/pod.h"
-#include "core/log.h"
 #include "grove/runtime/lookups.h"
-#include "grove/runtime/objects.h"
-#include "grove/runtime/sync.h"
+#include "kube/controller/objects.h"
+#include "kube/controller/sync.h"
 
 namespace copse::grove::podclique {
 
 namespace {
 
-using runtime::Await;
+using kube::controller::Await;
+using kube::controller::ReconcileResult;
 using runtime::PodPtr;
-using runtime::ReconcileResult;
 
 constexpr std::string_view kLog = "podclique";
 
@@ -50,7 +50,7 @@ kube::Condition MakeCondition(std::string_view type, std::string_view status,
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   auto pclq = ctx_.caches->pclq.Get(key);
-  if (pclq == nullptr || runtime::IsTerminating(pclq->meta)) {
+  if (pclq == nullptr || kube::controller::IsTerminating(pclq->meta)) {
     ctx_.expectations->Forget(key);
     return ReconcileResult::Done();
   }
@@ -104,21 +104,24 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     for (const auto& [index, pod] : by_index) {
       if (TemplateHashOf(pod->meta) != hash) {
         outdated.push_back({index, pod});
-      } else if (!runtime::IsPodReady(*pod)) {
+      } else if (!kube::controller::IsPodReady(*pod)) {
         others_ready = false;
       }
     }
     if (!outdated.empty()) {
       auto rank = [](const std::pair<int, PodPtr>& p) {
-        int r = runtime::IsPodScheduled(*p.second) ? (runtime::IsPodReady(*p.second) ? 2 : 1) : 0;
+        int r = kube::controller::IsPodScheduled(*p.second)
+                    ? (kube::controller::IsPodReady(*p.second) ? 2 : 1)
+                    : 0;
         return std::make_pair(r, -p.first);
       };
       std::sort(outdated.begin(), outdated.end(),
                 [&](const auto& a, const auto& b) { return rank(a) < rank(b); });
       // Unhealthy outdated pods go at once; a Ready one only when all others are Ready.
-      bool pick_unhealthy = !runtime::IsPodReady(*outdated.front().second);
+      bool pick_unhealthy = !kube::controller::IsPodReady(*outdated.front().second);
       bool all_outdated_ready = true;
-      for (const auto& [i, p] : outdated) all_outdated_ready = all_outdated_ready && runtime::IsPodReady(*p);
+      for (const auto& [i, p] : outdated)
+        all_outdated_ready = all_outdated_ready && kube::controller::IsPodReady(*p);
       if (pick_unhealthy || (others_ready && all_outdated_ready)) {
         deletes.push_back(outdated.front().second);
         Log(1, kLog, key + ": rolling recreate of " + outdated.front().second->meta.name);
@@ -134,7 +137,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                                 pod->spec.hostname + ")");
       calls.push_back(client.Delete(kube::resources::kPods, ns, pod->meta.name));
     }
-    for (auto& s : runtime::AwaitAll(client, std::move(calls))) {
+    for (auto& s : kube::controller::AwaitAll(client, std::move(calls))) {
       if (!s.ok()) {
         ctx_.expectations->DeletionObserved(key);
         if (s.error().code != ErrorCode::kNotFound) record(s);
@@ -143,7 +146,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
 
   // Creates wait for the PodGang: every PodGang precedes its pods.
-  if (!missing.empty() && gang != nullptr && !runtime::IsTerminating(gang->meta)) {
+  if (!missing.empty() && gang != nullptr && !kube::controller::IsTerminating(gang->meta)) {
     backend::SchedulerBackend* backend = nullptr;
     if (auto it = gang->meta.labels.find(api::kLabelSchedulerName); it != gang->meta.labels.end()) {
       backend = ctx_.backends->Get(it->second);
@@ -173,7 +176,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       ctx_.expectations->ExpectCreations(key, static_cast<int>(bodies.size()));
       std::vector<boost::asio::awaitable<Result<std::string>>> calls;
       for (auto& body : bodies) calls.push_back(client.Create(kube::resources::kPods, ns, std::move(body)));
-      for (auto& r : runtime::AwaitAll(client, std::move(calls))) {
+      for (auto& r : kube::controller::AwaitAll(client, std::move(calls))) {
         if (!r.ok()) {
           ctx_.expectations->CreationObserved(key);
           record(r.error());
@@ -197,7 +200,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     }
     std::vector<boost::asio::awaitable<Result<std::string>>> calls;
     for (const auto& [index, pod] : by_index) {
-      if (!runtime::HasSchedulingGate(*pod, api::kPodGangSchedulingGate)) continue;
+      if (!kube::controller::HasSchedulingGate(*pod, api::kPodGangSchedulingGate)) continue;
       if (!base_ok || !refs.count(pod->meta.name)) continue;
       if (pod->spec.scheduling_gates.size() == 1) {
         // Ours is the only gate: a small merge patch (conditional on the
@@ -217,7 +220,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     }
     if (!calls.empty()) {
       Log(2, kLog, key + ": lifting " + std::to_string(calls.size()) + " gates");
-      for (auto& r : runtime::AwaitAll(client, std::move(calls))) {
+      for (auto& r : kube::controller::AwaitAll(client, std::move(calls))) {
         if (!r.ok() && r.error().code != ErrorCode::kNotFound) record(r.error());
       }
     }
@@ -228,9 +231,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   status.observed_generation = pclq->meta.generation;
   int32_t ready = 0, scheduled = 0, gated = 0, updated = 0;
   for (const auto& pod : pods) {
-    ready += runtime::IsPodReady(*pod);
-    scheduled += runtime::IsPodScheduled(*pod);
-    gated += runtime::HasSchedulingGate(*pod, api::kPodGangSchedulingGate);
+    ready += kube::controller::IsPodReady(*pod);
+    scheduled += kube::controller::IsPodScheduled(*pod);
+    gated += kube::controller::HasSchedulingGate(*pod, api::kPodGangSchedulingGate);
     updated += !hash.empty() && TemplateHashOf(pod->meta) == hash;
   }
   status.replicas = static_cast<int32_t>(pods.size());
@@ -241,20 +244,21 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   status.current_pod_template_hash = hash.empty() ? std::nullopt : std::optional<std::string>(hash);
   Labels selector = api::DefaultLabels(pcs->meta.name);
   selector[std::string(api::kLabelPodClique)] = pclq->meta.name;
-  status.selector = runtime::SelectorString(selector);
+  status.selector = kube::controller::SelectorString(selector);
 
   int32_t min = pclq->spec.min_available.value_or(pclq->spec.replicas);
   std::string now = ctx_.Now();
-  runtime::SetCondition(
-      status.conditions,
-      scheduled >= min
-          ? MakeCondition(api::kConditionPodCliqueScheduled, "True",
-                          api::kReasonSufficientScheduledPods,
-                          "scheduled " + std::to_string(scheduled) + " >= minAvailable " + std::to_string(min))
-          : MakeCondition(api::kConditionPodCliqueScheduled, "False",
-                          api::kReasonInsufficientScheduledPods,
-                          "scheduled " + std::to_string(scheduled) + " < minAvailable " + std::to_string(min)),
-      now);
+  kube::controller::SetCondition(status.conditions,
+                                 scheduled >= min
+                                     ? MakeCondition(api::kConditionPodCliqueScheduled, "True",
+                                                     api::kReasonSufficientScheduledPods,
+                                                     "scheduled " + std::to_string(scheduled) +
+                                                         " >= minAvailable " + std::to_string(min))
+                                     : MakeCondition(api::kConditionPodCliqueScheduled, "False",
+                                                     api::kReasonInsufficientScheduledPods,
+                                                     "scheduled " + std::to_string(scheduled) +
+                                                         " < minAvailable " + std::to_string(min)),
+                                 now);
   const kube::Condition* breached =
       kube::FindCondition(pclq->status.conditions, api::kConditionMinAvailableBreached);
   bool was_available = breached != nullptr &&
@@ -280,7 +284,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                          "Not yet available: " + std::to_string(ready) + " of " +
                              std::to_string(min) + " pods ready");
   }
-  runtime::SetCondition(status.conditions, next, now);
+  kube::controller::SetCondition(status.conditions, next, now);
   // Pods created in this pass are not in the cache yet: a status written now
   // would count none of them and be replaced as soon as their events requeue
   // this key. Write it then.
@@ -288,9 +292,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   if (!creations_pending && !(status == pclq->status)) {
     api::PodClique updated_pclq = *pclq;
     updated_pclq.status = std::move(status);
-    Result<std::string> r = Await(client, client.UpdateStatus(api::resources::kPodCliques, ns,
-                                                              pclq->meta.name,
-                                                              runtime::StatusBody(updated_pclq)));
+    Result<std::string> r =
+        Await(client, client.UpdateStatus(api::resources::kPodCliques, ns, pclq->meta.name,
+                                          kube::controller::StatusBody(updated_pclq)));
     if (!r.ok() && r.error().code != ErrorCode::kNotFound) record(r.error());
   }
   if (!first_error.ok()) return ReconcileResult::Failed(first_error.error());

@@ -2,20 +2,20 @@
 
 #include <map>
 
+#include "core/log.h"
 #include "grove/api/defaults.h"
 #include "grove/api/names.h"
 #include "grove/components/builders.h"
-#include "core/log.h"
 #include "grove/runtime/lookups.h"
-#include "grove/runtime/objects.h"
-#include "grove/runtime/sync.h"
+#include "kube/controller/objects.h"
+#include "kube/controller/sync.h"
 
 namespace copse::grove::podcliquescalinggroup {
 
 namespace {
 
-using runtime::Await;
-using runtime::ReconcileResult;
+using kube::controller::Await;
+using kube::controller::ReconcileResult;
 
 constexpr std::string_view kLog = "podcliquescalinggroup";
 
@@ -29,7 +29,8 @@ bool ConditionIs(const std::vector<kube::Condition>& conditions, std::string_vie
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   auto pcsg = ctx_.caches->pcsg.Get(key);
-  if (pcsg == nullptr || runtime::IsTerminating(pcsg->meta)) return ReconcileResult::Done();
+  if (pcsg == nullptr || kube::controller::IsTerminating(pcsg->meta))
+    return ReconcileResult::Done();
   auto pcs = runtime::OwningPodCliqueSet(*ctx_.caches, *ctx_.defaulted, pcsg->meta);
   if (pcs == nullptr) return ReconcileResult::Done();
   const std::string& ns = pcsg->meta.namespace_;
@@ -48,9 +49,10 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
 
   // Existing PodCliques by replica.
   std::map<int, std::vector<std::shared_ptr<const api::PodClique>>> by_replica;
-  for (auto& pclq :
-       ctx_.caches->pclq.ByIndex(runtime::kIndexPcsg, runtime::IndexValue(ns, pcsg->meta.name))) {
-    if (!runtime::IsControlledBy(pclq->meta, pcsg->meta.uid) || runtime::IsTerminating(pclq->meta)) {
+  for (auto& pclq : ctx_.caches->pclq.ByIndex(runtime::kIndexPcsg,
+                                              kube::controller::IndexValue(ns, pcsg->meta.name))) {
+    if (!kube::controller::IsControlledBy(pclq->meta, pcsg->meta.uid) ||
+        kube::controller::IsTerminating(pclq->meta)) {
       continue;
     }
     by_replica[runtime::IntLabel(pclq->meta, api::kLabelPcsgReplicaIndex)].push_back(pclq);
@@ -76,7 +78,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       const kube::Condition* c =
           kube::FindCondition(pclq->status.conditions, api::kConditionMinAvailableBreached);
       if (c == nullptr || c->status != "True") continue;
-      auto t = runtime::ParseRfc3339(c->last_transition_time).value_or(now);
+      auto t = kube::controller::ParseRfc3339(c->last_transition_time).value_or(now);
       if (!since || t < *since) since = t;
     }
     if (!since) continue;
@@ -111,12 +113,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
         }
         continue;
       }
-      if (runtime::IsTerminating(existing->meta) ||
-          !runtime::IsControlledBy(existing->meta, pcsg->meta.uid)) {
+      if (kube::controller::IsTerminating(existing->meta) ||
+          !kube::controller::IsControlledBy(existing->meta, pcsg->meta.uid)) {
         continue;
       }
       if (existing->spec == desired.spec &&
-          runtime::LabelsContain(existing->meta.labels, desired.meta.labels)) {
+          kube::controller::LabelsContain(existing->meta.labels, desired.meta.labels)) {
         continue;
       }
       api::PodClique updated = *existing;
@@ -140,7 +142,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   status.observed_generation = pcsg->meta.generation;
   Labels selector = api::DefaultLabels(pcs->meta.name);
   selector[std::string(api::kLabelPcsg)] = pcsg->meta.name;
-  status.selector = runtime::SelectorString(selector);
+  status.selector = kube::controller::SelectorString(selector);
   int32_t scheduled = 0, available = 0, updated = 0;
   for (int j = 0; j < pcsg->spec.replicas; ++j) {
     auto it = by_replica.find(j);
@@ -188,15 +190,15 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     breached.message = "not yet available (" + std::to_string(available) + " of " +
                        std::to_string(min_available) + " replicas)";
   }
-  runtime::SetCondition(status.conditions, breached, ctx_.Now());
+  kube::controller::SetCondition(status.conditions, breached, ctx_.Now());
   // PodCliques created in this pass are not in the cache yet: the status
   // would count none of them, and their add events requeue this key.
   if (created_now == 0 && !(status == pcsg->status)) {
     api::PodCliqueScalingGroup next = *pcsg;
     next.status = std::move(status);
-    Result<std::string> result = Await(
-        client, client.UpdateStatus(api::resources::kPodCliqueScalingGroups, ns, next.meta.name,
-                                    runtime::StatusBody(next)));
+    Result<std::string> result =
+        Await(client, client.UpdateStatus(api::resources::kPodCliqueScalingGroups, ns,
+                                          next.meta.name, kube::controller::StatusBody(next)));
     if (!result.ok() && result.error().code != ErrorCode::kNotFound) record(result.error());
   }
   if (!first_error.ok()) return ReconcileResult::Failed(first_error.error());

@@ -15,14 +15,14 @@
 #include <string>
 
 #include "grove/runtime/context.h"
-#include "grove/runtime/controller.h"
+#include "kube/controller/controller.h"
 
 namespace copse::grove::podcliquescalinggroup {
 
 class Reconciler {
  public:
   explicit Reconciler(runtime::Context& context) : ctx_(context) {}
-  runtime::ReconcileResult Reconcile(const std::string& key);
+  kube::controller::ReconcileResult Reconcile(const std::string& key);
 
  private:
   runtime::Context& ctx_;

@@ -4,21 +4,21 @@
 #include <map>
 #include <set>
 
+#include "core/log.h"
 #include "grove/api/defaults.h"
 #include "grove/api/names.h"
 #include "grove/api/validation.h"
 #include "grove/components/builders.h"
-#include "core/log.h"
 #include "grove/runtime/lookups.h"
-#include "grove/runtime/objects.h"
-#include "grove/runtime/sync.h"
+#include "kube/controller/objects.h"
+#include "kube/controller/sync.h"
 
 namespace copse::grove::podcliqueset {
 
 namespace {
 
-using runtime::Await;
-using runtime::ReconcileResult;
+using kube::controller::Await;
+using kube::controller::ReconcileResult;
 
 constexpr std::string_view kLog = "podcliqueset";
 
@@ -113,7 +113,8 @@ class Pass {
           base_scheduled = cached != nullptr && runtime::IsGangScheduled(*ctx_.caches, *cached);
         } else if (base_scheduled) {
           // Pods of scaled gangs wait for the base gang: nudge them now it is scheduled.
-          for (const auto& group : gang.groups) ctx_.enqueue_pclq(runtime::Key(ns_, group.pclq));
+          for (const auto& group : gang.groups)
+            ctx_.enqueue_pclq(kube::controller::Key(ns_, group.pclq));
         }
       }
       Record(EnsureStandalonePodCliques(i));
@@ -128,7 +129,7 @@ class Pass {
   }
 
  private:
-  std::string Key() const { return runtime::Key(ns_, pcs_.meta.name); }
+  std::string Key() const { return kube::controller::Key(ns_, pcs_.meta.name); }
 
   void Record(Status s) {
     if (!s.ok() && first_error_.ok()) first_error_ = s;
@@ -142,7 +143,7 @@ class Pass {
   }
 
   bool OwnedByMe(const kube::ObjectMeta& meta) const {
-    return runtime::IsControlledBy(meta, raw_->meta.uid);
+    return kube::controller::IsControlledBy(meta, raw_->meta.uid);
   }
 
   // ------------------------------------------------------------ termination
@@ -160,16 +161,17 @@ class Pass {
       if (c == nullptr || c->status != "True") return;
       int replica = runtime::IntLabel(meta, api::kLabelPcsReplicaIndex);
       if (replica < 0) return;
-      auto since = runtime::ParseRfc3339(c->last_transition_time).value_or(now);
+      auto since = kube::controller::ParseRfc3339(c->last_transition_time).value_or(now);
       auto it = breached_since.find(replica);
       if (it == breached_since.end() || since < it->second) breached_since[replica] = since;
     };
     for (const auto& pclq : ctx_.caches->pclq.ByIndex(runtime::kIndexPcs, PcsIndex())) {
-      if (pclq->meta.labels.count(api::kLabelPcsg) || runtime::IsTerminating(pclq->meta)) continue;
+      if (pclq->meta.labels.count(api::kLabelPcsg) || kube::controller::IsTerminating(pclq->meta))
+        continue;
       consider(pclq->meta, pclq->status.conditions);
     }
     for (const auto& pcsg : ctx_.caches->pcsg.ByIndex(runtime::kIndexPcs, PcsIndex())) {
-      if (runtime::IsTerminating(pcsg->meta)) continue;
+      if (kube::controller::IsTerminating(pcsg->meta)) continue;
       consider(pcsg->meta, pcsg->status.conditions);
     }
     for (const auto& [replica, since] : breached_since) {
@@ -193,7 +195,7 @@ class Pass {
     auto matches = [&](const kube::ObjectMeta& meta) {
       auto it = meta.labels.find(api::kLabelPcsReplicaIndex);
       return it != meta.labels.end() && it->second == index && OwnedByMe(meta) &&
-             !runtime::IsTerminating(meta);
+             !kube::controller::IsTerminating(meta);
     };
     for (const auto& pclq : ctx_.caches->pclq.ByIndex(runtime::kIndexPcs, PcsIndex())) {
       if (matches(pclq->meta)) Record(Delete(api::resources::kPodCliques, pclq->meta.name));
@@ -216,7 +218,7 @@ class Pass {
     return Status::Ok();
   }
 
-  std::string PcsIndex() const { return runtime::IndexValue(ns_, pcs_.meta.name); }
+  std::string PcsIndex() const { return kube::controller::IndexValue(ns_, pcs_.meta.name); }
 
   // ------------------------------------------------------------ ensure
 
@@ -253,7 +255,7 @@ class Pass {
     if (existing == nullptr) return Create(kube::resources::kServices, desired.Encode());
     if (existing->spec.selector == desired.spec.selector &&
         existing->spec.publish_not_ready_addresses == desired.spec.publish_not_ready_addresses &&
-        runtime::LabelsContain(existing->meta.labels, desired.meta.labels)) {
+        kube::controller::LabelsContain(existing->meta.labels, desired.meta.labels)) {
       return Status::Ok();
     }
     kube::Service updated = *existing;
@@ -275,7 +277,7 @@ class Pass {
         Record(Create(api::resources::kPodCliques, desired.Encode()));
         continue;
       }
-      if (runtime::IsTerminating(existing->meta) || !OwnedByMe(existing->meta)) continue;
+      if (kube::controller::IsTerminating(existing->meta) || !OwnedByMe(existing->meta)) continue;
       Record(SyncPodClique(*existing, desired));
     }
     return Status::Ok();
@@ -283,7 +285,7 @@ class Pass {
 
   Status SyncPodClique(const api::PodClique& existing, const api::PodClique& desired) {
     if (existing.spec == desired.spec &&
-        runtime::LabelsContain(existing.meta.labels, desired.meta.labels)) {
+        kube::controller::LabelsContain(existing.meta.labels, desired.meta.labels)) {
       return Status::Ok();
     }
     api::PodClique updated = existing;
@@ -301,7 +303,7 @@ class Pass {
         Record(Create(api::resources::kPodCliqueScalingGroups, desired.Encode()));
         continue;
       }
-      if (runtime::IsTerminating(existing->meta) || !OwnedByMe(existing->meta)) continue;
+      if (kube::controller::IsTerminating(existing->meta) || !OwnedByMe(existing->meta)) continue;
       api::PodCliqueScalingGroup updated = *existing;
       // Replicas are the template's only at creation; afterwards the scale
       // subresource owns them (kubectl scale, HPA, KEDA), as upstream.
@@ -327,14 +329,16 @@ class Pass {
       auto created = api::PodGang::Decode(body);
       if (!created.ok()) return created.error();
       created->status.phase = std::string(api::kPodGangPending);
-      runtime::SetCondition(created->status.conditions,
-                            MakeCondition(api::kConditionInitialized, "False",
-                                          api::kReasonPodsPending,
-                                          "Not all constituent pods have been created yet"),
-                            ctx_.Now());
-      return UpdateStatusOf(api::resources::kPodGangs, name, runtime::StatusBody(*created));
+      kube::controller::SetCondition(
+          created->status.conditions,
+          MakeCondition(api::kConditionInitialized, "False", api::kReasonPodsPending,
+                        "Not all constituent pods have been created yet"),
+          ctx_.Now());
+      return UpdateStatusOf(api::resources::kPodGangs, name,
+                            kube::controller::StatusBody(*created));
     }
-    if (runtime::IsTerminating(cached->meta) || !OwnedByMe(cached->meta)) return Status::Ok();
+    if (kube::controller::IsTerminating(cached->meta) || !OwnedByMe(cached->meta))
+      return Status::Ok();
 
     // Which pods exist and point back at this gang?
     bool all_exist = true;
@@ -351,8 +355,8 @@ class Pass {
         if (it == pod->meta.labels.end() || it->second != name) continue;
         ++labelled;
         list.push_back({pod->meta.namespace_, pod->meta.name});
-        if (runtime::IsPodScheduled(*pod)) ++bound_ready[group.pclq].first;
-        if (runtime::IsPodReady(*pod)) ++bound_ready[group.pclq].second;
+        if (kube::controller::IsPodScheduled(*pod)) ++bound_ready[group.pclq].first;
+        if (kube::controller::IsPodReady(*pod)) ++bound_ready[group.pclq].second;
       }
       std::sort(list.begin(), list.end());
       if (pclq == nullptr || labelled < group.replicas) all_exist = false;
@@ -360,7 +364,7 @@ class Pass {
 
     api::PodGang gang = *cached;
     bool initialized = cached->IsInitialized();
-    bool synced = ctx_.synced->IsSynced(runtime::Key(ns_, name), cached->meta.uid);
+    bool synced = ctx_.synced->IsSynced(kube::controller::Key(ns_, name), cached->meta.uid);
 
     // Desired spec: podReferences stay empty until every pod exists, then
     // they track the pods that exist.
@@ -411,16 +415,17 @@ class Pass {
     api::PodGangStatus status = gang.status;
     if (!initialized) {
       if (!all_exist) {
-        runtime::SetCondition(status.conditions,
-                              MakeCondition(api::kConditionInitialized, "False",
-                                            api::kReasonPodsPending,
-                                            "Not all constituent pods have been created yet"),
-                              now);
+        kube::controller::SetCondition(
+            status.conditions,
+            MakeCondition(api::kConditionInitialized, "False", api::kReasonPodsPending,
+                          "Not all constituent pods have been created yet"),
+            now);
       } else if (synced) {
-        runtime::SetCondition(status.conditions,
-                              MakeCondition(api::kConditionInitialized, "True", api::kReasonReady,
-                                            "PodGang is fully initialized"),
-                              now);
+        kube::controller::SetCondition(
+            status.conditions,
+            MakeCondition(api::kConditionInitialized, "True", api::kReasonReady,
+                          "PodGang is fully initialized"),
+            now);
         Log(1, kLog, "PodGang " + ns_ + "/" + name + " Initialized");
       }
     }
@@ -435,7 +440,7 @@ class Pass {
                                : starting           ? api::kPodGangStarting
                                                     : api::kPodGangPending);
     if (gang.IsInitialized() || kube::FindCondition(status.conditions, api::kConditionInitialized)) {
-      runtime::SetCondition(
+      kube::controller::SetCondition(
           status.conditions,
           MakeCondition(api::kConditionScheduled, scheduled ? "True" : "False",
                         scheduled ? api::kReasonSufficientScheduledPods
@@ -446,7 +451,7 @@ class Pass {
     }
     if (status == gang.status) return Status::Ok();
     gang.status = std::move(status);
-    return UpdateStatusOf(api::resources::kPodGangs, name, runtime::StatusBody(gang));
+    return UpdateStatusOf(api::resources::kPodGangs, name, kube::controller::StatusBody(gang));
   }
 
   // Writes Initialized=<status>/<reason> now (a separate status update, so
@@ -454,14 +459,14 @@ class Pass {
   Status SetInitialized(api::PodGang& gang, std::string_view status, std::string_view reason,
                         std::string message, const std::string& now) {
     api::PodGang next = gang;
-    if (!runtime::SetCondition(next.status.conditions,
-                               MakeCondition(api::kConditionInitialized, status, reason,
-                                             std::move(message)),
-                               now)) {
+    if (!kube::controller::SetCondition(
+            next.status.conditions,
+            MakeCondition(api::kConditionInitialized, status, reason, std::move(message)), now)) {
       return Status::Ok();
     }
     std::string body;
-    if (Status s = UpdateStatusOf(api::resources::kPodGangs, gang.meta.name, runtime::StatusBody(next), &body);
+    if (Status s = UpdateStatusOf(api::resources::kPodGangs, gang.meta.name,
+                                  kube::controller::StatusBody(next), &body);
         !s.ok()) {
       return s;
     }
@@ -485,7 +490,7 @@ class Pass {
       }
     }
     for (const auto& pclq : ctx_.caches->pclq.ByIndex(runtime::kIndexPcs, PcsIndex())) {
-      if (!OwnedByMe(pclq->meta) || runtime::IsTerminating(pclq->meta)) continue;
+      if (!OwnedByMe(pclq->meta) || kube::controller::IsTerminating(pclq->meta)) continue;
       int replica = replica_of(pclq->meta);
       bool known = false;
       for (const auto& clique : t.cliques) {
@@ -497,7 +502,7 @@ class Pass {
       if (replica >= replicas || !known) Record(Delete(api::resources::kPodCliques, pclq->meta.name));
     }
     for (const auto& pcsg : ctx_.caches->pcsg.ByIndex(runtime::kIndexPcs, PcsIndex())) {
-      if (!OwnedByMe(pcsg->meta) || runtime::IsTerminating(pcsg->meta)) continue;
+      if (!OwnedByMe(pcsg->meta) || kube::controller::IsTerminating(pcsg->meta)) continue;
       int replica = replica_of(pcsg->meta);
       bool known = false;
       for (const auto& config : t.scaling_groups) {
@@ -510,7 +515,7 @@ class Pass {
       }
     }
     for (const auto& gang : ctx_.caches->podgang.ByIndex(runtime::kIndexPcs, PcsIndex())) {
-      if (!OwnedByMe(gang->meta) || runtime::IsTerminating(gang->meta)) continue;
+      if (!OwnedByMe(gang->meta) || kube::controller::IsTerminating(gang->meta)) continue;
       if (terminated.count(replica_of(gang->meta))) continue;
       if (!expected_gangs_.count(gang->meta.name)) {
         Record(Delete(api::resources::kPodGangs, gang->meta.name));
@@ -525,7 +530,7 @@ class Pass {
     api::PodCliqueSetStatus status = raw_->status;
     status.observed_generation = raw_->meta.generation;
     status.replicas = pcs_.spec.replicas;
-    status.selector = runtime::SelectorString(api::DefaultLabels(pcs_.meta.name));
+    status.selector = kube::controller::SelectorString(api::DefaultLabels(pcs_.meta.name));
     const auto& t = pcs_.spec.template_;
 
     int32_t available = 0, updated = 0;
@@ -594,11 +599,11 @@ class Pass {
     if (!ignored_.empty()) {
       std::string message;
       for (const auto& note : ignored_) message += (message.empty() ? "" : "; ") + note;
-      runtime::SetCondition(status.conditions,
-                            MakeCondition(api::kConditionSchedulingFeaturesIgnored, "True",
-                                          "UnsupportedByBackend",
-                                          std::string(backend_->Name()) + ": " + message),
-                            now);
+      kube::controller::SetCondition(
+          status.conditions,
+          MakeCondition(api::kConditionSchedulingFeaturesIgnored, "True", "UnsupportedByBackend",
+                        std::string(backend_->Name()) + ": " + message),
+          now);
     } else {
       auto& c = status.conditions;
       c.erase(std::remove_if(c.begin(), c.end(),
@@ -610,7 +615,8 @@ class Pass {
     if (status == raw_->status) return Status::Ok();
     api::PodCliqueSet next = *raw_;
     next.status = std::move(status);
-    Status s = UpdateStatusOf(api::resources::kPodCliqueSets, next.meta.name, runtime::StatusBody(next));
+    Status s = UpdateStatusOf(api::resources::kPodCliqueSets, next.meta.name,
+                              kube::controller::StatusBody(next));
     if (!s.ok() && s.error().code == ErrorCode::kNotFound) return Status::Ok();
     return s;
   }
@@ -633,7 +639,7 @@ class Pass {
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   auto raw = ctx_.caches->pcs.Get(key);
-  if (raw == nullptr || runtime::IsTerminating(raw->meta)) {
+  if (raw == nullptr || kube::controller::IsTerminating(raw->meta)) {
     std::lock_guard<std::mutex> lock(mu_);
     admitted_.erase(key);
     return ReconcileResult::Done();

@@ -25,14 +25,14 @@
 #include <vector>
 
 #include "grove/runtime/context.h"
-#include "grove/runtime/controller.h"
+#include "kube/controller/controller.h"
 
 namespace copse::grove::podcliqueset {
 
 class Reconciler {
  public:
   explicit Reconciler(runtime::Context& context) : ctx_(context) {}
-  runtime::ReconcileResult Reconcile(const std::string& key);
+  kube::controller::ReconcileResult Reconcile(const std::string& key);
 
   // The outcome of admission checks for one PodCliqueSet generation: they
   // only change with the spec, the labels or the topology bindings, so they

@@ -1,15 +1,15 @@
 #include "grove/podgang/controller.h"
 
-#include "grove/api/names.h"
 #include "core/log.h"
-#include "grove/runtime/objects.h"
+#include "grove/api/names.h"
+#include "kube/controller/objects.h"
 
 namespace copse::grove::podgang {
 
-using runtime::ReconcileResult;
+using kube::controller::ReconcileResult;
 
 void Reconciler::RecordDeleted(std::shared_ptr<const api::PodGang> gang) {
-  std::string key = runtime::Key(gang->meta.namespace_, gang->meta.name);
+  std::string key = kube::controller::Key(gang->meta.namespace_, gang->meta.name);
   std::lock_guard<std::mutex> lock(mu_);
   deleted_[key] = std::move(gang);
 }
@@ -44,7 +44,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     }
     return ReconcileResult::Done();
   }
-  if (runtime::IsTerminating(gang->meta)) return ReconcileResult::Done();
+  if (kube::controller::IsTerminating(gang->meta)) return ReconcileResult::Done();
   if (ctx_.synced->IsSyncedAt(key, gang->meta.uid, gang->meta.generation)) {
     return ReconcileResult::Done();
   }
@@ -58,7 +58,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
   auto part_of = gang->meta.labels.find(api::kLabelPartOf);
   if (part_of != gang->meta.labels.end() && ctx_.enqueue_pcs) {
-    ctx_.enqueue_pcs(runtime::Key(gang->meta.namespace_, part_of->second));
+    ctx_.enqueue_pcs(kube::controller::Key(gang->meta.namespace_, part_of->second));
   }
   return ReconcileResult::Done();
 }

@@ -14,14 +14,14 @@
 #include <string>
 
 #include "grove/runtime/context.h"
-#include "grove/runtime/controller.h"
+#include "kube/controller/controller.h"
 
 namespace copse::grove::podgang {
 
 class Reconciler {
  public:
   explicit Reconciler(runtime::Context& context) : ctx_(context) {}
-  runtime::ReconcileResult Reconcile(const std::string& key);
+  kube::controller::ReconcileResult Reconcile(const std::string& key);
   // Remembers the final state of a deleted PodGang for OnPodGangDelete.
   void RecordDeleted(std::shared_ptr<const api::PodGang> gang);
 

@@ -1,34 +1,17 @@
 #include "grove/runtime/caches.h"
 
 #include "grove/api/names.h"
-#include "core/log.h"
 
 namespace copse::grove::runtime {
 
 namespace {
 
-kube::IndexFunction LabelIndex(std::string_view label) {
-  std::string key(label);
-  return [key](const kube::KubeObject& object) -> std::vector<std::string> {
-    auto it = object.meta.labels.find(key);
-    if (it == object.meta.labels.end()) return {};
-    return {IndexValue(object.meta.namespace_, it->second)};
-  };
-}
+using kube::controller::LabelIndex;
 
 kube::InformerOptions Options(const kube::ResourceRef& resource, const CacheOptions& options,
                               kube::Indexers indexers, std::string label_selector = {}) {
-  kube::InformerOptions out;
-  out.resource = resource;
-  out.namespace_ = options.namespace_;
-  out.label_selector = std::move(label_selector);
-  out.indexers = std::move(indexers);
-  out.clock = options.clock;
-  std::string name = resource.resource;
-  out.on_error = [name](const Error& error) {
-    Log(1, "informer", name + ": " + error.ToString());
-  };
-  return out;
+  return kube::controller::MakeInformerOptions(resource, options.namespace_, std::move(indexers),
+                                               std::move(label_selector), options.clock);
 }
 
 std::string ManagedBy() {
@@ -36,13 +19,6 @@ std::string ManagedBy() {
 }
 
 }  // namespace
-
-std::string IndexValue(std::string_view ns, std::string_view value) {
-  std::string out(ns);
-  out += '/';
-  out += value;
-  return out;
-}
 
 Caches::Caches(std::shared_ptr<kube::Client> client, const CacheOptions& options)
     : pcs(client, Options(api::resources::kPodCliqueSets, options, {})),
@@ -89,14 +65,10 @@ bool Caches::HasSynced() const {
 }
 
 bool Caches::WaitForSync(std::chrono::milliseconds timeout) const {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto left = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                 std::chrono::steady_clock::now());
-  };
-  return pcs.WaitForSync(left()) && pclq.WaitForSync(left()) && pcsg.WaitForSync(left()) &&
-         podgang.WaitForSync(left()) && pods.WaitForSync(left()) && services.WaitForSync(left()) &&
-         topologies.WaitForSync(left());
+  return kube::controller::WaitForSync(
+             {&pcs.informer(), &pclq.informer(), &pcsg.informer(), &podgang.informer(),
+              &pods.informer(), &services.informer(), &topologies.informer()},
+             timeout) == nullptr;
 }
 
 }  // namespace copse::grove::runtime

@@ -17,6 +17,7 @@
 
 #include "grove/api/types.h"
 #include "kube/client.h"
+#include "kube/controller/informers.h"
 #include "kube/informer.h"
 #include "kube/pod.h"
 #include "kube/service.h"
@@ -51,7 +52,6 @@ class Caches {
   bool WaitForSync(std::chrono::milliseconds timeout) const;
 };
 
-// The index value for namespace `ns` and label value `value`.
-std::string IndexValue(std::string_view ns, std::string_view value);
+using kube::controller::IndexValue;
 
 }  // namespace copse::grove::runtime

@@ -1,14 +1,13 @@
 #include "grove/runtime/context.h"
 
-
 #include "grove/api/defaults.h"
-#include "grove/runtime/objects.h"
+#include "kube/controller/objects.h"
 
 namespace copse::grove::runtime {
 
 std::shared_ptr<const api::PodCliqueSet> DefaultedCache::Get(
     const std::shared_ptr<const api::PodCliqueSet>& raw) {
-  std::string key = Key(raw->meta.namespace_, raw->meta.name);
+  std::string key = kube::controller::Key(raw->meta.namespace_, raw->meta.name);
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = entries_.find(key);

@@ -18,8 +18,8 @@
 #include "grove/api/validation.h"
 #include "grove/backend/manager.h"
 #include "grove/runtime/caches.h"
-#include "grove/runtime/expectations.h"
 #include "kube/client.h"
+#include "kube/controller/expectations.h"
 
 namespace copse::grove::runtime {
 
@@ -62,7 +62,8 @@ struct Context {
   std::shared_ptr<const Clock> clock;
   Caches* caches = nullptr;
   backend::BackendManager* backends = nullptr;
-  Expectations* expectations = nullptr;  // pod creations/deletions per PodClique key
+  kube::controller::Expectations* expectations =
+      nullptr;  // pod creations/deletions per PodClique key
   GangSyncTracker* synced = nullptr;
   DefaultedCache* defaulted = nullptr;
   // Bumped on every ClusterTopologyBinding event (validation depends on them).

@@ -4,7 +4,7 @@
 
 #include "grove/api/defaults.h"
 #include "grove/api/names.h"
-#include "grove/runtime/objects.h"
+#include "kube/controller/objects.h"
 
 namespace copse::grove::runtime {
 
@@ -12,8 +12,9 @@ std::vector<PodPtr> ActivePodsOf(const Caches& caches, const api::PodClique& pcl
   std::vector<PodPtr> out;
   for (auto& pod :
        caches.pods.ByIndex(kIndexPclq, IndexValue(pclq.meta.namespace_, pclq.meta.name))) {
-    if (IsTerminating(pod->meta) || IsPodTerminal(*pod)) continue;
-    if (!IsControlledBy(pod->meta, pclq.meta.uid)) continue;
+    if (kube::controller::IsTerminating(pod->meta) || kube::controller::IsPodTerminal(*pod))
+      continue;
+    if (!kube::controller::IsControlledBy(pod->meta, pclq.meta.uid)) continue;
     out.push_back(std::move(pod));
   }
   return out;
@@ -37,7 +38,8 @@ bool IsGangScheduled(const Caches& caches, const api::PodGang& gang) {
   std::map<std::string, int32_t> bound;
   for (const auto& pod :
        caches.pods.ByIndex(kIndexGang, IndexValue(gang.meta.namespace_, gang.meta.name))) {
-    if (IsTerminating(pod->meta) || !IsPodScheduled(*pod)) continue;
+    if (kube::controller::IsTerminating(pod->meta) || !kube::controller::IsPodScheduled(*pod))
+      continue;
     auto it = pod->meta.labels.find(api::kLabelPodClique);
     if (it != pod->meta.labels.end()) ++bound[it->second];
   }

@@ -13,9 +13,9 @@
 #include <set>
 #include <sstream>
 
+#include "core/duration.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/framework.h"
-#include "scheduler/config/duration.h"
 #include "scheduler/config/plugin_args.h"
 #include "scheduler/config/yaml_reader.h"
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "scheduler/config/duration.h"
+#include "core/duration.h"
 
 namespace copse::scheduler::config {
 namespace {

@@ -50,7 +50,7 @@ std::optional<double> ReadDouble(const YAML::Node& node, std::string_view path,
 std::optional<bool> ReadBool(const YAML::Node& node, std::string_view path, FieldErrors& errors);
 std::optional<std::string> ReadString(const YAML::Node& node, std::string_view path,
                                       FieldErrors& errors);
-// A Go duration string ("15s"); see duration.h.
+// A Go duration string ("15s"); see core/duration.h.
 std::optional<std::chrono::nanoseconds> ReadDuration(const YAML::Node& node, std::string_view path,
                                                      FieldErrors& errors);
 

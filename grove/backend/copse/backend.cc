@@ -4,7 +4,7 @@
 
 #include "grove/api/names.h"
 #include "grove/backend/common.h"
-#include "grove/runtime/sync.h"
+#include "kube/controller/sync.h"
 
 namespace copse::grove::backend {
 
@@ -87,7 +87,7 @@ class CopseBackend final : public SchedulerBackend {
                      {"spec", {{"levels", levels}}}};
     kube::Client& client = *context_.client;
     Result<std::string> created =
-        runtime::Await(client, client.Create(kCopseTopologies, "", topology.dump()));
+        kube::controller::Await(client, client.Create(kCopseTopologies, "", topology.dump()));
     if (created.ok() || created.error().code == ErrorCode::kAlreadyExists) return Status::Ok();
     return created.error();
   }

@@ -44,6 +44,8 @@ class KubectlTest : public ::testing::Test {
 };
 LocalCluster* KubectlTest::cluster_ = nullptr;
 
+// copse local schedules it (default-scheduler) and the node simulator then
+// takes the whole grace period to delete it: 1 s, not the default 30.
 const char kPodYaml[] = R"(apiVersion: v1
 kind: Pod
 metadata:
@@ -52,6 +54,7 @@ metadata:
   labels:
     app: web
 spec:
+  terminationGracePeriodSeconds: 1
   containers:
   - name: main
     image: registry.k8s.io/pause:3.10
@@ -222,8 +225,7 @@ spec:
 )";
   auto r = K({"create", "-f", cluster_->WriteFile("crd.yaml", crd)});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  r = K({"wait", "--for=condition=Established", "crd/widgets.example.copse.dev",
-         "--timeout=30s"});
+  r = K({"wait", "--for=condition=Established", "crd/widgets.example.copse.dev", "--timeout=30s"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
 
   const std::string widget = R"(apiVersion: example.copse.dev/v1
@@ -286,18 +288,23 @@ TEST_F(KubectlTest, CordonMarksNodeUnschedulable) {
   EXPECT_FALSE(node["spec"].value("unschedulable", false));
 }
 
+// Bound by hand: a schedulerName no scheduler answers (copse local also
+// answers default-scheduler) keeps the pod for kubectl's binding.
 TEST_F(KubectlTest, BoundPodBecomesRunningAndReady) {
   auto r = K({"create", "-f", cluster_->WriteFile("sim.yaml", R"(apiVersion: v1
 kind: Pod
 metadata:
   name: sim
 spec:
+  schedulerName: bound-by-hand
   containers:
   - name: main
     image: registry.k8s.io/pause:3.10
 )")});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const std::string binding = cluster_->WriteFile("binding.json", R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"sim"},"target":{"apiVersion":"v1","kind":"Node","name":"node-3"}})");
+  const std::string binding = cluster_->WriteFile(
+      "binding.json",
+      R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"sim"},"target":{"apiVersion":"v1","kind":"Node","name":"node-3"}})");
   r = K({"create", "--raw", "/api/v1/namespaces/default/pods/sim/binding", "-f", binding});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   r = K({"wait", "--for=condition=Ready", "pod/sim", "--timeout=30s"});

@@ -20,7 +20,7 @@
 
 #include "core/clock.h"
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 class Expectations {
  public:
@@ -47,4 +47,4 @@ class Expectations {
   std::map<std::string, Entry> entries_;
 };
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

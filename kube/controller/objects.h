@@ -1,6 +1,7 @@
 #pragma once
-// Small helpers the Grove controllers share: keys, owner references, status
-// conditions with kube's lastTransitionTime rule, pod predicates, selectors.
+// Small helpers every controller shares (Grove's and the built-in workload
+// controllers): keys, owner references, status conditions with kube's
+// lastTransitionTime rule, pod predicates, selectors.
 //
 // Thread-safety: pure functions.
 
@@ -15,7 +16,7 @@
 #include "kube/object.h"
 #include "kube/pod.h"
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 // "namespace/name".
 std::string Key(std::string_view ns, std::string_view name);
@@ -66,4 +67,4 @@ std::string StatusBody(const T& object) {
 // FNV-1a 64-bit, as 16 hex digits.
 std::string Fnv1aHex(std::string_view data);
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

@@ -1,8 +1,8 @@
-#include "grove/runtime/workqueue.h"
+#include "kube/controller/workqueue.h"
 
 #include <algorithm>
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 WorkQueue::WorkQueue(std::shared_ptr<const Clock> clock, WorkQueueOptions options)
     : clock_(std::move(clock)), options_(options) {
@@ -120,13 +120,14 @@ void WorkQueue::DelayLoop() {
       AddLocked(key);
     }
     if (delayed_.empty() && coalesced_.empty()) {
-      delay_cv_.wait(lock, [this] { return shutdown_ || !delayed_.empty() || !coalesced_.empty(); });
+      delay_cv_.wait(lock,
+                     [this] { return shutdown_ || !delayed_.empty() || !coalesced_.empty(); });
       continue;
     }
     auto wait = options_.poll;
     if (!delayed_.empty()) {
-      auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
-          delayed_.begin()->first - now);
+      auto remaining =
+          std::chrono::duration_cast<std::chrono::milliseconds>(delayed_.begin()->first - now);
       wait = std::min<std::chrono::milliseconds>(remaining + std::chrono::milliseconds(1), wait);
     }
     if (!coalesced_.empty()) {
@@ -138,4 +139,4 @@ void WorkQueue::DelayLoop() {
   }
 }
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

@@ -23,9 +23,9 @@
 
 #include "core/clock.h"
 #include "core/result.h"
-#include "grove/runtime/workqueue.h"
+#include "kube/controller/workqueue.h"
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 struct ReconcileResult {
   Status status;
@@ -40,8 +40,10 @@ using ReconcileFn = std::function<ReconcileResult(const std::string& key)>;
 
 class Controller {
  public:
+  // `thread_name` (at most 15 characters) names the worker threads, so CPU
+  // accounting can tell one owner's controllers apart (copse bench grove).
   Controller(std::string name, int workers, ReconcileFn reconcile,
-             std::shared_ptr<const Clock> clock);
+             std::shared_ptr<const Clock> clock, std::string thread_name = "ctrl-worker");
   ~Controller();  // Stop()
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
@@ -64,6 +66,7 @@ class Controller {
   void Worker();
 
   std::string name_;
+  std::string thread_name_;
   int workers_;
   ReconcileFn reconcile_;
   WorkQueue queue_;
@@ -73,4 +76,4 @@ class Controller {
   bool started_ = false;
 };
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

@@ -1,9 +1,9 @@
-#include "scheduler/config/duration.h"
+#include "core/duration.h"
 
 #include <cstdint>
 #include <limits>
 
-namespace copse::scheduler::config {
+namespace copse {
 namespace {
 
 struct Unit {
@@ -161,4 +161,4 @@ std::string FormatGoDuration(std::chrono::nanoseconds d) {
   return negative ? "-" + out : out;
 }
 
-}  // namespace copse::scheduler::config
+}  // namespace copse

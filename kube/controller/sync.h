@@ -8,7 +8,6 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-
 #include <exception>
 #include <future>
 #include <memory>
@@ -17,7 +16,7 @@
 
 #include "kube/client.h"
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 namespace internal {
 template <typename T>
@@ -59,4 +58,4 @@ std::vector<T> AwaitAll(const kube::Client& client, std::vector<boost::asio::awa
   return out;
 }
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

@@ -1,6 +1,6 @@
-#include "grove/runtime/expectations.h"
+#include "kube/controller/expectations.h"
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 Expectations::Expectations(std::shared_ptr<const Clock> clock, Clock::Duration ttl)
     : clock_(std::move(clock)), ttl_(ttl) {}
@@ -44,4 +44,4 @@ void Expectations::Forget(const std::string& owner) {
   entries_.erase(owner);
 }
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

@@ -1,6 +1,6 @@
-// grove/runtime: the work queue (dedup, no concurrent processing of a key,
+// kube/controller: the work queue (dedup, no concurrent processing of a key,
 // delays on the injected clock, per-key backoff, coalescing), expectations,
-// conditions and the pod builder's output.
+// conditions and status bodies.
 
 #include <gtest/gtest.h>
 
@@ -9,14 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "grove/api/defaults.h"
-#include "grove/components/builders.h"
-#include "grove/components/pod.h"
-#include "grove/runtime/expectations.h"
-#include "grove/runtime/objects.h"
-#include "grove/runtime/workqueue.h"
+#include "kube/controller/expectations.h"
+#include "kube/controller/objects.h"
+#include "kube/controller/workqueue.h"
+#include "kube/pod_disruption_budget.h"
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 namespace {
 
 using namespace std::chrono_literals;
@@ -154,26 +152,27 @@ TEST(Conditions, TransitionTimeChangesOnlyWithTheStatus) {
   c.status = "True";
   EXPECT_TRUE(SetCondition(conditions, c, "2024-01-01T00:03:00Z"));
   EXPECT_EQ(conditions[0].last_transition_time, "2024-01-01T00:03:00Z");
-  EXPECT_EQ(ParseRfc3339("2024-01-01T00:03:00Z").value() -
-                ParseRfc3339("2024-01-01T00:00:00Z").value(),
-            std::chrono::minutes(3));
+  EXPECT_EQ(
+      ParseRfc3339("2024-01-01T00:03:00Z").value() - ParseRfc3339("2024-01-01T00:00:00Z").value(),
+      std::chrono::minutes(3));
   EXPECT_FALSE(ParseRfc3339("yesterday").has_value());
 }
 
 TEST(StatusBody, CarriesOnlyIdentityAndStatus) {
-  api::PodClique pclq;
-  pclq.meta.name = "p";
-  pclq.meta.namespace_ = "ns";
-  pclq.meta.resource_version = "42";
-  pclq.meta.labels = {{"a", "b"}};
-  pclq.spec.pod_spec = R"({"containers":[{"name":"c"}]})";
-  pclq.status.ready_replicas = 2;
-  auto body = nlohmann::json::parse(StatusBody(pclq));
-  EXPECT_EQ(body["metadata"], nlohmann::json({{"name", "p"}, {"namespace", "ns"}, {"resourceVersion", "42"}}));
-  EXPECT_EQ(body["status"]["readyReplicas"], 2);
-  EXPECT_FALSE(body.contains("spec") && body["spec"].contains("podSpec"));  // no pod template
-  EXPECT_EQ(body["kind"], "PodClique");
+  PodDisruptionBudget pdb;
+  pdb.meta.name = "p";
+  pdb.meta.namespace_ = "ns";
+  pdb.meta.resource_version = "42";
+  pdb.meta.labels = {{"a", "b"}};
+  pdb.spec.min_available = IntOrString::FromInt(2);
+  pdb.status.current_healthy = 2;
+  auto body = nlohmann::json::parse(StatusBody(pdb));
+  EXPECT_EQ(body["metadata"],
+            nlohmann::json({{"name", "p"}, {"namespace", "ns"}, {"resourceVersion", "42"}}));
+  EXPECT_EQ(body["status"]["currentHealthy"], 2);
+  EXPECT_FALSE(body.contains("spec") && body["spec"].contains("minAvailable"));  // no spec
+  EXPECT_EQ(body["kind"], "PodDisruptionBudget");
 }
 
 }  // namespace
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

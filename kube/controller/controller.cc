@@ -1,14 +1,15 @@
-#include "grove/runtime/controller.h"
+#include "kube/controller/controller.h"
 
 #include <pthread.h>
 
 #include "core/log.h"
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 Controller::Controller(std::string name, int workers, ReconcileFn reconcile,
-                       std::shared_ptr<const Clock> clock)
+                       std::shared_ptr<const Clock> clock, std::string thread_name)
     : name_(std::move(name)),
+      thread_name_(thread_name.substr(0, 15)),
       workers_(workers < 1 ? 1 : workers),
       reconcile_(std::move(reconcile)),
       queue_(std::move(clock)) {}
@@ -30,8 +31,7 @@ void Controller::Stop() {
 }
 
 void Controller::Worker() {
-  // Named so CPU accounting (copse bench grove) can tell operator threads apart.
-  pthread_setname_np(pthread_self(), "grove-worker");
+  pthread_setname_np(pthread_self(), thread_name_.c_str());
   std::string key;
   while (queue_.Get(&key)) {
     ReconcileResult result;
@@ -53,4 +53,4 @@ void Controller::Worker() {
   }
 }
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

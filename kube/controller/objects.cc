@@ -1,9 +1,9 @@
-#include "grove/runtime/objects.h"
+#include "kube/controller/objects.h"
 
 #include <cstdio>
 #include <ctime>
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 std::string Key(std::string_view ns, std::string_view name) {
   if (ns.empty()) return std::string(name);
@@ -124,4 +124,4 @@ std::string Fnv1aHex(std::string_view data) {
   return buf;
 }
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

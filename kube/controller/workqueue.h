@@ -26,7 +26,7 @@
 
 #include "core/clock.h"
 
-namespace copse::grove::runtime {
+namespace copse::kube::controller {
 
 struct WorkQueueOptions {
   Clock::Duration base_delay = std::chrono::milliseconds(5);
@@ -80,4 +80,4 @@ class WorkQueue {
   std::thread delay_thread_;
 };
 
-}  // namespace copse::grove::runtime
+}  // namespace copse::kube::controller

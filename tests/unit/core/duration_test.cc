@@ -1,12 +1,12 @@
 // Go duration strings, as metav1.Duration fields are written.
 
-#include "scheduler/config/duration.h"
+#include "core/duration.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-namespace copse::scheduler::config {
+namespace copse {
 namespace {
 
 using std::chrono::nanoseconds;
@@ -60,4 +60,4 @@ TEST(GoDurationTest, FormatsLikeGo) {
 }
 
 }  // namespace
-}  // namespace copse::scheduler::config
+}  // namespace copse
