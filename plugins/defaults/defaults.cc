@@ -51,4 +51,17 @@ Profile DefaultProfile(std::string scheduler_name) {
   return profile;
 }
 
+Profile KubeDefaultProfile(std::string scheduler_name) {
+  Profile profile = DefaultProfile(std::move(scheduler_name));
+  std::erase_if(profile.plugins.multi_point.enabled,
+                [](const PluginRef& ref) { return ref.name == kDomainPackingName; });
+  FitArgs fit;
+  fit.accelerator_strategy.enabled = false;
+  profile.plugin_args[std::string(kNodeResourcesFitName)] = fit;
+  BalancedAllocationArgs balanced;
+  balanced.skip_accelerator_pods = false;
+  profile.plugin_args[std::string(kBalancedAllocationName)] = balanced;
+  return profile;
+}
+
 }  // namespace copse::plugins

@@ -25,4 +25,10 @@ copse::Status RegisterDefaultPlugins(Registry& registry);
 
 Profile DefaultProfile(std::string scheduler_name = "copse-scheduler");
 
+// kube-scheduler's default profile as kube scores it: DefaultProfile without
+// DomainPacking, NodeResourcesFit's acceleratorStrategy None and
+// BalancedAllocation balancing accelerator pods too (for a profile that
+// stands in for kube's default-scheduler).
+Profile KubeDefaultProfile(std::string scheduler_name = "default-scheduler");
+
 }  // namespace copse::plugins
