@@ -16,7 +16,7 @@
 //   3. Delete(uid): unlink from its node's list (lists are short: the pods
 //      preempting on one node).
 //
-// Thread-safety: not synchronised; SchedulingQueue guards it with its mutex.
+// Thread-safety: not synchronised; owned by its SchedulingQueue.
 
 #include <cstddef>
 #include <functional>

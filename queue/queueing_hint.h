@@ -1,7 +1,10 @@
 #pragma once
 // Queueing hints and PreEnqueue gates: what the framework tells the queue
 // about its plugins, independent of the plugin interfaces (queue/ depends on
-// core/ only; plugins are named by their profile-local PluginId).
+// core/ only; plugins are named by their profile-local PluginId). The
+// scheduler builds a QueueProfile from each profile's plugins
+// (scheduler/queue_profile.h): their EventsToRegister and hints, their
+// PreEnqueue checks, their QueueSort.
 //
 //   QueueProfile profile;
 //   profile.scheduler_name = "copse-scheduler";
@@ -13,8 +16,8 @@
 //                          });
 //   profile.pre_enqueue.push_back({gates_id, "SchedulingGates", [](const PodInfo& pod) { ... }});
 //
-// Hint functions and gates run under the queue's mutex: they must be cheap,
-// must not block, and must not call back into the queue. A hint function that
+// Hint functions and gates run inside queue calls: they must be cheap, must
+// not block, and must not call back into the queue. A hint function that
 // throws counts as kQueue (kube treats hint errors the same way, so no pod
 // gets stuck); a gate that throws keeps the pod gated.
 //
@@ -32,10 +35,8 @@
 
 namespace copse::queue {
 
-enum class QueueingHint : uint8_t {
-  kQueueSkip,  // the event cannot make the pod schedulable
-  kQueue,      // the event may make the pod schedulable: retry it
-};
+using copse::QueueingHint;
+using copse::QueueingHintFn;
 
 // How a unit leaves the unschedulable pool, strongest last (kube's
 // queueingStrategy).
@@ -44,9 +45,6 @@ enum class RequeueStrategy : uint8_t {
   kAfterBackoff,  // backoffQ while the backoff lasts, else activeQ
   kImmediately,   // activeQ now (a Pending plugin's hint said Queue)
 };
-
-using QueueingHintFn = std::function<QueueingHint(const PodInfo& pod, const EventObject& old_obj,
-                                                  const EventObject& new_obj)>;
 
 // Which events can resolve which plugin's rejections.
 //

@@ -91,35 +91,30 @@ SchedulingQueue::SchedulingQueue(const Clock& clock, QueueOptions options,
 
 QueueLocation SchedulingQueue::Add(std::shared_ptr<const PodInfo> pod) {
   COPSE_CHECK(pod != nullptr) << "Add(nullptr)";
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry* existing = FindLocked(UnitKeyRef::ForPod(*pod));
-  if (existing == nullptr) return AddNewLocked(std::move(pod));
+  Entry* existing = FindEntry(UnitKeyRef::ForPod(*pod));
+  if (existing == nullptr) return AddNew(std::move(pod));
   // An already queued key is an update, with the queued version as "old".
   std::shared_ptr<const PodInfo> old_pod = existing->unit.pods.front();
-  return UpdateLocked(*existing, std::move(old_pod), std::move(pod));
+  return UpdateEntry(*existing, std::move(old_pod), std::move(pod));
 }
 
 QueueLocation SchedulingQueue::Update(std::shared_ptr<const PodInfo> old_pod,
                                       std::shared_ptr<const PodInfo> new_pod) {
   COPSE_CHECK(new_pod != nullptr) << "Update(..., nullptr)";
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry* entry = FindLocked(UnitKeyRef::ForPod(*new_pod));
-  if (entry == nullptr) return AddNewLocked(std::move(new_pod));
+  Entry* entry = FindEntry(UnitKeyRef::ForPod(*new_pod));
+  if (entry == nullptr) return AddNew(std::move(new_pod));
   if (old_pod == nullptr) old_pod = entry->unit.pods.front();
-  return UpdateLocked(*entry, std::move(old_pod), std::move(new_pod));
+  return UpdateEntry(*entry, std::move(old_pod), std::move(new_pod));
 }
 
-QueueLocation SchedulingQueue::AddNewLocked(std::shared_ptr<const PodInfo> pod) {
+QueueLocation SchedulingQueue::AddNew(std::shared_ptr<const PodInfo> pod) {
   Entry& entry = NewEntry(pod);
   const QueueLocation location = MoveToActive(entry);
-  if (location == QueueLocation::kActive) {
-    nominator_.Add(std::move(pod), std::nullopt);
-    WakeWaiters();
-  }
+  if (location == QueueLocation::kActive) nominator_.Add(std::move(pod), std::nullopt);
   return location;
 }
 
-QueueLocation SchedulingQueue::UpdateLocked(Entry& entry, std::shared_ptr<const PodInfo> old_pod,
+QueueLocation SchedulingQueue::UpdateEntry(Entry& entry, std::shared_ptr<const PodInfo> old_pod,
                                             std::shared_ptr<const PodInfo> new_pod) {
   const ClusterEventList events = PodSchedulingPropertiesChange(old_pod.get(), *new_pod);
   const EventObject old_obj(old_pod);
@@ -150,14 +145,14 @@ QueueLocation SchedulingQueue::UpdateLocked(Entry& entry, std::shared_ptr<const 
         const RequeueStrategy strategy = Evaluate(entry, event, old_obj, new_obj);
         if (strategy == RequeueStrategy::kSkip) continue;
         Detach(entry);
-        if (Requeue(entry, strategy) == QueueLocation::kActive) WakeWaiters();
+        Requeue(entry, strategy);
         break;
       }
       break;
     case QueueLocation::kGated:
       // Gates are cheap and the update may have lifted one: re-check.
       Detach(entry);
-      if (Requeue(entry, RequeueStrategy::kAfterBackoff) == QueueLocation::kActive) WakeWaiters();
+      Requeue(entry, RequeueStrategy::kAfterBackoff);
       break;
     case QueueLocation::kNone:
       break;
@@ -166,9 +161,8 @@ QueueLocation SchedulingQueue::UpdateLocked(Entry& entry, std::shared_ptr<const 
 }
 
 bool SchedulingQueue::Delete(const PodInfo& pod) {
-  std::lock_guard<std::mutex> lock(mu_);
   nominator_.Delete(pod.uid);
-  Entry* entry = FindLocked(UnitKeyRef::ForPod(pod));
+  Entry* entry = FindEntry(UnitKeyRef::ForPod(pod));
   if (entry == nullptr) return false;
   if (entry->unit.location == QueueLocation::kInFlight) {
     entry->deleted_in_flight = true;
@@ -184,8 +178,7 @@ QueueLocation SchedulingQueue::UpsertGroup(const UnitKey& key, PodList members) 
   COPSE_CHECK(key.kind == UnitKind::kPodGroup && !members.empty()) << "UpsertGroup " << key.ToString();
   int32_t priority = members.front()->priority;
   for (const auto& pod : members) priority = std::min(priority, pod->priority);
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry* entry = FindLocked(key);
+  Entry* entry = FindEntry(key);
   if (entry == nullptr) {
     auto [it, inserted] = units_.try_emplace(key);
     Entry& created = it->second;
@@ -194,9 +187,7 @@ QueueLocation SchedulingQueue::UpsertGroup(const UnitKey& key, PodList members) 
     created.unit.priority = priority;
     created.unit.pods = std::move(members);
     ResetAsNew(created);
-    const QueueLocation location = MoveToActive(created);
-    if (location == QueueLocation::kActive) WakeWaiters();
-    return location;
+    return MoveToActive(created);
   }
   QueuedUnit& unit = entry->unit;
   if (size_t* count = CountFor(pod_counts_, unit.location)) {
@@ -222,12 +213,12 @@ QueueLocation SchedulingQueue::UpsertGroup(const UnitKey& key, PodList members) 
       const RequeueStrategy strategy = Evaluate(*entry, event, {}, new_obj);
       if (strategy == RequeueStrategy::kSkip) break;
       Detach(*entry);
-      if (Requeue(*entry, strategy) == QueueLocation::kActive) WakeWaiters();
+      Requeue(*entry, strategy);
       break;
     }
     case QueueLocation::kGated:
       Detach(*entry);
-      if (Requeue(*entry, RequeueStrategy::kAfterBackoff) == QueueLocation::kActive) WakeWaiters();
+      Requeue(*entry, RequeueStrategy::kAfterBackoff);
       break;
     case QueueLocation::kBackoff:
     case QueueLocation::kNone:
@@ -237,8 +228,7 @@ QueueLocation SchedulingQueue::UpsertGroup(const UnitKey& key, PodList members) 
 }
 
 bool SchedulingQueue::DeleteGroup(const UnitKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry* entry = FindLocked(key);
+  Entry* entry = FindEntry(key);
   if (entry == nullptr) return false;
   if (entry->unit.location == QueueLocation::kInFlight) {
     entry->deleted_in_flight = true;
@@ -253,13 +243,11 @@ bool SchedulingQueue::DeleteGroup(const UnitKey& key) {
 void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& event,
                                                     const EventObject& old_obj,
                                                     const EventObject& new_obj) {
-  std::lock_guard<std::mutex> lock(mu_);
-  MoveAllLocked(event, old_obj, new_obj);
+  MoveAll(event, old_obj, new_obj);
 }
 
 void SchedulingQueue::AssignedPodAdded(const std::shared_ptr<const PodInfo>& pod) {
   COPSE_CHECK(pod != nullptr) << "AssignedPodAdded(nullptr)";
-  std::lock_guard<std::mutex> lock(mu_);
   CollectAssignedPodCandidates(*pod);
   MovePods(scratch_, kEventAssignedPodAdd, EventObject(), EventObject(pod));
 }
@@ -268,11 +256,10 @@ void SchedulingQueue::AssignedPodUpdated(const std::shared_ptr<const PodInfo>& o
                                          const std::shared_ptr<const PodInfo>& new_pod,
                                          const ClusterEvent& event) {
   COPSE_CHECK(new_pod != nullptr) << "AssignedPodUpdated(..., nullptr)";
-  std::lock_guard<std::mutex> lock(mu_);
   const ClusterEvent scale_down{EventResource::kPod, kActionUpdatePodScaleDown};
   if (MatchClusterEvents(scale_down, event)) {
     // Freed resources may help pods rejected by any resource plugin.
-    MoveAllLocked(event, EventObject(old_pod), EventObject(new_pod));
+    MoveAll(event, EventObject(old_pod), EventObject(new_pod));
     return;
   }
   CollectAssignedPodCandidates(*new_pod);
@@ -280,22 +267,19 @@ void SchedulingQueue::AssignedPodUpdated(const std::shared_ptr<const PodInfo>& o
 }
 
 void SchedulingQueue::AssignedPodDeleted(const std::shared_ptr<const PodInfo>& pod) {
-  std::lock_guard<std::mutex> lock(mu_);
-  MoveAllLocked(kEventAssignedPodDelete, EventObject(pod), EventObject());
+  MoveAll(kEventAssignedPodDelete, EventObject(pod), EventObject());
 }
 
 void SchedulingQueue::Activate(std::span<const UnitKey> keys) {
-  std::lock_guard<std::mutex> lock(mu_);
-  bool activated = false;
   for (const UnitKey& key : keys) {
-    Entry* entry = FindLocked(key);
+    Entry* entry = FindEntry(key);
     if (entry == nullptr) continue;
     switch (entry->unit.location) {
       case QueueLocation::kBackoff:
       case QueueLocation::kUnschedulable:
       case QueueLocation::kGated:
         Detach(*entry);
-        if (MoveToActive(*entry) == QueueLocation::kActive) activated = true;
+        MoveToActive(*entry);
         break;
       case QueueLocation::kInFlight:
         RecordInFlightEvent(kEventForceActivate, EventObject(),
@@ -306,31 +290,15 @@ void SchedulingQueue::Activate(std::span<const UnitKey> keys) {
         break;
     }
   }
-  if (activated) WakeWaiters();
 }
 
 // ---------------------------------------------------------------------------
 // Scheduling loop
 
-std::optional<PoppedUnit> SchedulingQueue::Pop() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return PopLocked();
-}
-
-std::optional<PoppedUnit> SchedulingQueue::PopWait(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (active_.empty() && !closed_) {
-    ++waiters_;
-    cv_.wait_until(lock, deadline, [this] { return closed_ || !active_.empty(); });
-    --waiters_;
-  }
-  return PopLocked();
-}
 
 QueueLocation SchedulingQueue::AddUnschedulableIfNotPresent(const UnitKey& key, int64_t cycle,
                                                             const Rejection& rejection) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry* entry = FindLocked(key);
+  Entry* entry = FindEntry(key);
   if (entry == nullptr || entry->unit.location != QueueLocation::kInFlight ||
       entry->popped_cycle != cycle) {
     return QueueLocation::kNone;
@@ -339,34 +307,25 @@ QueueLocation SchedulingQueue::AddUnschedulableIfNotPresent(const UnitKey& key, 
 }
 
 void SchedulingQueue::Done(const UnitKey& key) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry* entry = FindLocked(key);
+  Entry* entry = FindEntry(key);
   if (entry == nullptr || entry->unit.location != QueueLocation::kInFlight) return;
   LeaveInFlight(*entry);
   if (entry->readded_in_flight) {
     ResetAsNew(*entry);
-    if (MoveToActive(*entry) == QueueLocation::kActive) WakeWaiters();
+    MoveToActive(*entry);
     return;
   }
   EraseEntry(*entry);
 }
 
 int64_t SchedulingQueue::SchedulingCycle() const {
-  std::lock_guard<std::mutex> lock(mu_);
   return cycle_;
-}
-
-void SchedulingQueue::Close() {
-  std::lock_guard<std::mutex> lock(mu_);
-  closed_ = true;
-  cv_.notify_all();
 }
 
 // ---------------------------------------------------------------------------
 // Timers
 
 size_t SchedulingQueue::FlushBackoffQCompleted() {
-  std::lock_guard<std::mutex> lock(mu_);
   const Clock::TimePoint now = clock_.Now();
   size_t moved = 0;
   while (Entry* top = backoff_.Top()) {
@@ -375,12 +334,10 @@ size_t SchedulingQueue::FlushBackoffQCompleted() {
     SetLocation(*top, QueueLocation::kNone);
     if (MoveToActive(*top) == QueueLocation::kActive) ++moved;
   }
-  if (moved > 0) WakeWaiters();
   return moved;
 }
 
 size_t SchedulingQueue::FlushUnschedulablePodsLeftover() {
-  std::lock_guard<std::mutex> lock(mu_);
   const Clock::TimePoint now = clock_.Now();
   scratch_.clear();
   for (Entry* entry : unschedulable_) {
@@ -393,7 +350,6 @@ size_t SchedulingQueue::FlushUnschedulablePodsLeftover() {
 }
 
 std::optional<Clock::TimePoint> SchedulingQueue::NextBackoffExpiry() const {
-  std::lock_guard<std::mutex> lock(mu_);
   if (backoff_.empty()) return std::nullopt;
   return backoff_.Top()->unit.backoff_expiration;
 }
@@ -403,25 +359,21 @@ std::optional<Clock::TimePoint> SchedulingQueue::NextBackoffExpiry() const {
 
 void SchedulingQueue::AddNominatedPod(std::shared_ptr<const PodInfo> pod,
                                       std::optional<std::string_view> node) {
-  std::lock_guard<std::mutex> lock(mu_);
   nominator_.Add(std::move(pod), node);
 }
 
 void SchedulingQueue::DeleteNominatedPodIfExists(const PodInfo& pod) {
-  std::lock_guard<std::mutex> lock(mu_);
   nominator_.Delete(pod.uid);
 }
 
 std::vector<std::shared_ptr<const PodInfo>> SchedulingQueue::NominatedPodsForNode(
     std::string_view node) const {
-  std::lock_guard<std::mutex> lock(mu_);
   return nominator_.PodsForNode(node);
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<const PodInfo>>>
 SchedulingQueue::NominatedPods() const {
   std::vector<std::pair<std::string, std::shared_ptr<const PodInfo>>> out;
-  std::lock_guard lock(mu_);
   if (nominator_.size() == 0) return out;
   out.reserve(nominator_.size());
   nominator_.ForEach([&](const std::string& node, const std::shared_ptr<const PodInfo>& pod) {
@@ -431,7 +383,6 @@ SchedulingQueue::NominatedPods() const {
 }
 
 std::optional<std::string> SchedulingQueue::NominatedNodeOf(std::string_view pod_uid) const {
-  std::lock_guard<std::mutex> lock(mu_);
   if (auto node = nominator_.NominatedNode(pod_uid)) return std::string(*node);
   return std::nullopt;
 }
@@ -440,24 +391,20 @@ std::optional<std::string> SchedulingQueue::NominatedNodeOf(std::string_view pod
 // Introspection
 
 PendingCounts SchedulingQueue::PendingUnits() const {
-  std::lock_guard<std::mutex> lock(mu_);
   return unit_counts_;
 }
 
 PendingCounts SchedulingQueue::PendingPods() const {
-  std::lock_guard<std::mutex> lock(mu_);
   return pod_counts_;
 }
 
 std::optional<QueuedUnit> SchedulingQueue::Find(const UnitKey& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
-  const Entry* entry = FindLocked(key);
+  const Entry* entry = FindEntry(key);
   if (entry == nullptr) return std::nullopt;
   return entry->unit;
 }
 
 std::vector<UnitKey> SchedulingQueue::List(QueueLocation location) const {
-  std::lock_guard<std::mutex> lock(mu_);
   std::vector<UnitKey> keys;
   auto add_all = [&keys](auto entries) {
     for (const Entry* entry : entries) keys.push_back(entry->unit.key);
@@ -486,20 +433,15 @@ std::vector<UnitKey> SchedulingQueue::List(QueueLocation location) const {
   return keys;
 }
 
-size_t SchedulingQueue::NumPopWaiters() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return waiters_;
-}
-
 // ---------------------------------------------------------------------------
 // Records
 
-SchedulingQueue::Entry* SchedulingQueue::FindLocked(UnitKeyRef key) {
+SchedulingQueue::Entry* SchedulingQueue::FindEntry(UnitKeyRef key) {
   auto it = units_.find(key);
   return it == units_.end() ? nullptr : &it->second;
 }
 
-const SchedulingQueue::Entry* SchedulingQueue::FindLocked(UnitKeyRef key) const {
+const SchedulingQueue::Entry* SchedulingQueue::FindEntry(UnitKeyRef key) const {
   auto it = units_.find(key);
   return it == units_.end() ? nullptr : &it->second;
 }
@@ -779,7 +721,6 @@ size_t SchedulingQueue::MovePods(std::vector<Entry*>& candidates, const ClusterE
     return 0;
   }
   size_t moved = 0;
-  bool activated = false;
   for (Entry* entry : candidates) {
     if (entry->unit.location == QueueLocation::kGated) {
       // Only an event its gating plugin registered can lift a gate.
@@ -790,16 +731,14 @@ size_t SchedulingQueue::MovePods(std::vector<Entry*>& candidates, const ClusterE
     if (strategy == RequeueStrategy::kSkip) continue;
     Detach(*entry);
     const QueueLocation location = Requeue(*entry, strategy);
-    if (location == QueueLocation::kActive) activated = true;
     if (location == QueueLocation::kActive || location == QueueLocation::kBackoff) ++moved;
   }
   candidates.clear();
   RecordInFlightEvent(event, old_obj, new_obj);
-  if (activated) WakeWaiters();
   return moved;
 }
 
-void SchedulingQueue::MoveAllLocked(const ClusterEvent& event, const EventObject& old_obj,
+void SchedulingQueue::MoveAll(const ClusterEvent& event, const EventObject& old_obj,
                                     const EventObject& new_obj) {
   if (!IsEventOfInterest(event)) return;
   scratch_.clear();
@@ -831,8 +770,8 @@ bool SchedulingQueue::MayHelp(const Entry& entry, const PodInfo& assigned) const
   return false;
 }
 
-std::optional<PoppedUnit> SchedulingQueue::PopLocked() {
-  if (closed_ || active_.empty()) return std::nullopt;
+std::optional<PoppedUnit> SchedulingQueue::Pop() {
+  if (active_.empty()) return std::nullopt;
   Entry& entry = *active_.Pop();
   QueuedUnit& unit = entry.unit;
   ++unit.attempts;
@@ -862,9 +801,7 @@ QueueLocation SchedulingQueue::RequeueAfterAttempt(Entry& entry, const Rejection
     // The failure belonged to the deleted incarnation.
     LeaveInFlight(entry);
     ResetAsNew(entry);
-    const QueueLocation location = MoveToActive(entry);
-    if (location == QueueLocation::kActive) WakeWaiters();
-    return location;
+    return MoveToActive(entry);
   }
   QueuedUnit& unit = entry.unit;
   unit.unschedulable_plugins = rejection.unschedulable;
@@ -884,13 +821,7 @@ QueueLocation SchedulingQueue::RequeueAfterAttempt(Entry& entry, const Rejection
           ? RequeueStrategy::kAfterBackoff
           : EvaluateInFlightEvents(entry);
   LeaveInFlight(entry);
-  const QueueLocation location = Requeue(entry, strategy);
-  if (location == QueueLocation::kActive) WakeWaiters();
-  return location;
-}
-
-void SchedulingQueue::WakeWaiters() {
-  if (waiters_ > 0) cv_.notify_all();
+  return Requeue(entry, strategy);
 }
 
 }  // namespace copse::queue

@@ -53,24 +53,21 @@
 //      marked so that its requeue drops it (and a re-Add while in flight
 //      re-enters it fresh when the attempt is handed back).
 //
-// Thread-safety: every public method takes the one mutex; the informer thread
-// (Add/Update/Delete/events) and the scheduling loop (Pop/requeue/Done) may
-// call concurrently. PopWait releases the mutex while it waits on a condition
-// variable notified by whatever makes activeQ non-empty, and by Close. Hint
-// functions, gates and the QueueSort function run under the mutex: they must
-// be cheap, must not throw (QueueSort) and must not call back into the queue.
+// Thread-safety: none; the queue has one owner, the scheduler's loop thread
+// (scheduler/loop.h), which applies informer events and runs the cycles in
+// order, so no lock is taken and no wake-up can be lost. Hint functions,
+// gates and the QueueSort function run inside the calls: they must be cheap,
+// must not throw (QueueSort) and must not call back into the queue.
 //
 // Complexity: push, pop, erase and re-sort are O(log n) (intrusive indexed
 // heaps, records in one hash map); Pop allocates only when the popped unit's
 // member list exceeds one pod. MoveAll and the leftover flush are O(pool).
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -113,7 +110,7 @@ class SchedulingQueue {
   SchedulingQueue(const SchedulingQueue&) = delete;
   SchedulingQueue& operator=(const SchedulingQueue&) = delete;
 
-  // ---- Informer side: unscheduled pods ----
+  // ---- Unscheduled pods (informer events, applied by the loop) ----
   // A new pending pod (an existing key is treated as an Update). Returns
   // where it went (kActive or kGated; kInFlight when it replaced a deleted
   // in-flight incarnation).
@@ -137,7 +134,7 @@ class SchedulingQueue {
   // Removes a group unit; an in-flight one is dropped when handed back.
   bool DeleteGroup(const UnitKey& key);
 
-  // ---- Informer side: cluster events ----
+  // ---- Cluster events (informer events, applied by the loop) ----
   // Requeues the unschedulable units the event may help (algorithm step 6).
   void MoveAllToActiveOrBackoffQueue(const ClusterEvent& event, const EventObject& old_obj,
                                      const EventObject& new_obj);
@@ -153,11 +150,9 @@ class SchedulingQueue {
   void Activate(std::span<const UnitKey> keys);
 
   // ---- Scheduling loop ----
-  // activeQ's head, or nullopt when activeQ is empty or the queue is closed.
+  // activeQ's head, or nullopt when activeQ is empty. The queue never waits:
+  // the loop sleeps on its inbox until an event or a timer is due.
   std::optional<PoppedUnit> Pop();
-  // Like Pop, but waits (on real time, not the injected clock) until a unit
-  // is available, the queue is closed, or `deadline` passes.
-  std::optional<PoppedUnit> PopWait(std::chrono::steady_clock::time_point deadline);
   // Hands back an in-flight unit whose attempt `cycle` was rejected (step 3).
   // Returns where it went; kNone when the unit is not in flight with that
   // cycle (stale call) or was deleted meanwhile (then it is dropped).
@@ -173,8 +168,6 @@ class SchedulingQueue {
   void Done(const UnitKey& key);
   // Number of pops so far (the cycle of the last popped unit).
   int64_t SchedulingCycle() const;
-  // Wakes PopWait callers; Pop/PopWait return nullopt from now on.
-  void Close();
 
   // ---- Timers, driven by the caller ----
   // Returns the number of units moved to activeQ.
@@ -201,8 +194,6 @@ class SchedulingQueue {
   std::optional<QueuedUnit> Find(const UnitKey& key) const;
   // Keys in one place (activeQ and backoffQ in heap order, not pop order).
   std::vector<UnitKey> List(QueueLocation location) const;
-  // Threads blocked in PopWait (the loop is idle): a health/metrics signal.
-  size_t NumPopWaiters() const;
 
  private:
   struct Entry {
@@ -232,10 +223,10 @@ class SchedulingQueue {
     EventObject new_obj;
   };
 
-  Entry* FindLocked(UnitKeyRef key);
-  const Entry* FindLocked(UnitKeyRef key) const;
-  QueueLocation AddNewLocked(std::shared_ptr<const PodInfo> pod);
-  QueueLocation UpdateLocked(Entry& entry, std::shared_ptr<const PodInfo> old_pod,
+  Entry* FindEntry(UnitKeyRef key);
+  const Entry* FindEntry(UnitKeyRef key) const;
+  QueueLocation AddNew(std::shared_ptr<const PodInfo> pod);
+  QueueLocation UpdateEntry(Entry& entry, std::shared_ptr<const PodInfo> old_pod,
                              std::shared_ptr<const PodInfo> new_pod);
   Entry& NewEntry(std::shared_ptr<const PodInfo> pod);
   void EraseEntry(Entry& entry);
@@ -261,22 +252,15 @@ class SchedulingQueue {
   void LeaveInFlight(Entry& entry);
   size_t MovePods(std::vector<Entry*>& candidates, const ClusterEvent& event,
                   const EventObject& old_obj, const EventObject& new_obj);
-  void MoveAllLocked(const ClusterEvent& event, const EventObject& old_obj,
+  void MoveAll(const ClusterEvent& event, const EventObject& old_obj,
                      const EventObject& new_obj);
   void CollectAssignedPodCandidates(const PodInfo& assigned);
   bool MayHelp(const Entry& entry, const PodInfo& assigned) const;
-  std::optional<PoppedUnit> PopLocked();
   QueueLocation RequeueAfterAttempt(Entry& entry, const Rejection& rejection);
-  void WakeWaiters();
 
   const Clock& clock_;
   const QueueOptions options_;
   const std::vector<QueueProfile> profiles_;
-
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  size_t waiters_ = 0;
-  bool closed_ = false;
 
   std::unordered_map<UnitKey, Entry, UnitKeyHash, UnitKeyEqual> units_;
   IndexedHeap<Entry, ActiveLess> active_;

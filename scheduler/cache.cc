@@ -7,22 +7,22 @@ namespace copse::scheduler {
 Cache::Cache(const Clock& clock, Clock::Duration assumed_ttl)
     : clock_(clock), assumed_ttl_(assumed_ttl) {}
 
-void Cache::TouchLocked(size_t index) {
+void Cache::Touch(size_t index) {
   if (index >= touched_flag_.size()) touched_flag_.resize(nodes_.size(), 0);
   if (touched_flag_[index] != 0) return;
   touched_flag_[index] = 1;
   touched_.push_back(static_cast<uint32_t>(index));
 }
 
-NodeInfo* Cache::FindNodeLocked(std::string_view name) {
+NodeInfo* Cache::FindNode(std::string_view name) {
   auto it = node_index_.find(name);
   if (it == node_index_.end()) return nullptr;
-  TouchLocked(it->second);
+  Touch(it->second);
   return nodes_[it->second].get();
 }
 
-NodeInfo& Cache::UpsertNodeLocked(std::string_view name) {
-  if (NodeInfo* node = FindNodeLocked(name)) return *node;
+NodeInfo& Cache::UpsertNodeRow(std::string_view name) {
+  if (NodeInfo* node = FindNode(name)) return *node;
   node_index_.emplace(std::string(name), nodes_.size());
   nodes_.push_back(std::make_unique<NodeInfo>(std::string(name)));
   rows_reordered_ = true;
@@ -35,7 +35,6 @@ NodeInfo& Cache::UpsertNodeLocked(std::string_view name) {
 }
 
 void Cache::RemoveNode(std::string_view name) {
-  std::lock_guard lock(mu_);
   auto it = node_index_.find(name);
   if (it == node_index_.end()) return;
   const size_t index = it->second;
@@ -49,27 +48,24 @@ void Cache::RemoveNode(std::string_view name) {
 }
 
 bool Cache::HasNode(std::string_view name) const {
-  std::lock_guard lock(mu_);
   return node_index_.contains(name);
 }
 
-void Cache::AttachLocked(PodState& state) {
+void Cache::Attach(PodState& state) {
   if (state.pod->has_pod_affinity) ++pods_with_affinity_;
-  if (NodeInfo* node = FindNodeLocked(state.node)) node->AddPod(state.pod);
+  if (NodeInfo* node = FindNode(state.node)) node->AddPod(state.pod);
 }
 
-void Cache::DetachLocked(PodState& state) {
+void Cache::Detach(PodState& state) {
   if (state.pod->has_pod_affinity) --pods_with_affinity_;
-  if (NodeInfo* node = FindNodeLocked(state.node)) node->RemovePod(state.pod->uid);
+  if (NodeInfo* node = FindNode(state.node)) node->RemovePod(state.pod->uid);
 }
 
 size_t Cache::PodsWithAffinity() const {
-  std::lock_guard lock(mu_);
   return pods_with_affinity_;
 }
 
 Status Cache::AssumePod(std::shared_ptr<const PodInfo> pod) {
-  std::lock_guard lock(mu_);
   if (pods_.contains(pod->uid)) {
     return MakeError(ErrorCode::kAlreadyExists,
                      "pod " + pod->FullName() + " (uid " + pod->uid + ") is already in the cache");
@@ -79,13 +75,12 @@ Status Cache::AssumePod(std::shared_ptr<const PodInfo> pod) {
   state.pod = std::move(pod);
   state.assumed = true;
   auto [it, inserted] = pods_.emplace(state.pod->uid, std::move(state));
-  AttachLocked(it->second);
+  Attach(it->second);
   ++assumed_count_;
   return Status::Ok();
 }
 
 void Cache::FinishBinding(std::string_view uid) {
-  std::lock_guard lock(mu_);
   auto it = pods_.find(uid);
   if (it == pods_.end() || !it->second.assumed) return;
   it->second.binding_finished = true;
@@ -96,62 +91,63 @@ void Cache::FinishBinding(std::string_view uid) {
 }
 
 void Cache::ForgetPod(std::string_view uid) {
-  std::lock_guard lock(mu_);
   auto it = pods_.find(uid);
   if (it == pods_.end() || !it->second.assumed) return;
-  DetachLocked(it->second);
+  Detach(it->second);
   pods_.erase(it);
   --assumed_count_;
 }
 
 bool Cache::IsAssumed(std::string_view uid) const {
-  std::lock_guard lock(mu_);
   auto it = pods_.find(uid);
   return it != pods_.end() && it->second.assumed;
 }
 
 void Cache::AddOrUpdatePod(std::shared_ptr<const PodInfo> pod) {
-  std::lock_guard lock(mu_);
   auto it = pods_.find(pod->uid);
   if (it == pods_.end()) {
     PodState state;
     state.node = pod->node_name;
     state.pod = std::move(pod);
     auto [inserted, ok] = pods_.emplace(state.pod->uid, std::move(state));
-    AttachLocked(inserted->second);
+    Attach(inserted->second);
     return;
   }
   PodState& state = it->second;
-  DetachLocked(state);
+  Detach(state);
   if (state.assumed) {
     state.assumed = false;
     --assumed_count_;
   }
   state.node = pod->node_name;
   state.pod = std::move(pod);
-  AttachLocked(state);
+  Attach(state);
 }
 
 void Cache::RemovePod(std::string_view uid) {
-  std::lock_guard lock(mu_);
   auto it = pods_.find(uid);
   if (it == pods_.end()) return;
-  DetachLocked(it->second);
+  Detach(it->second);
   if (it->second.assumed) --assumed_count_;
   pods_.erase(it);
 }
 
 std::optional<std::string> Cache::NodeOf(std::string_view uid) const {
-  std::lock_guard lock(mu_);
   auto it = pods_.find(uid);
   if (it == pods_.end()) return std::nullopt;
   return it->second.node;
 }
 
+bool Cache::Knows(std::string_view uid) const { return pods_.find(uid) != pods_.end(); }
+
+std::shared_ptr<const PodInfo> Cache::GetPod(std::string_view uid) const {
+  auto it = pods_.find(uid);
+  return it == pods_.end() ? nullptr : it->second.pod;
+}
+
 std::vector<std::shared_ptr<const PodInfo>> Cache::CleanupExpiredAssumedPods() {
   std::vector<std::shared_ptr<const PodInfo>> expired;
   if (assumed_ttl_ == Clock::Duration::zero()) return expired;
-  std::lock_guard lock(mu_);
   const Clock::TimePoint now = clock_.Now();
   while (!expiry_.empty() && expiry_.front().first <= now) {
     const std::string uid = std::move(expiry_.front().second);
@@ -160,7 +156,7 @@ std::vector<std::shared_ptr<const PodInfo>> Cache::CleanupExpiredAssumedPods() {
     if (it == pods_.end()) continue;
     PodState& state = it->second;
     if (!state.assumed || !state.binding_finished || now < state.deadline) continue;
-    DetachLocked(state);
+    Detach(state);
     expired.push_back(state.pod);
     --assumed_count_;
     ++expired_;
@@ -170,29 +166,24 @@ std::vector<std::shared_ptr<const PodInfo>> Cache::CleanupExpiredAssumedPods() {
 }
 
 void Cache::SetNamespaceLabels(const std::string& ns, const Labels& labels) {
-  std::lock_guard lock(mu_);
   namespaces_[ns] = labels;
   namespaces_dirty_ = true;
 }
 
 void Cache::RemoveNamespace(const std::string& ns) {
-  std::lock_guard lock(mu_);
   namespaces_dirty_ |= namespaces_.erase(ns) > 0;
 }
 
 void Cache::SetPodDisruptionBudget(const std::string& key, PodDisruptionBudgetInfo pdb) {
-  std::lock_guard lock(mu_);
   pdbs_[key] = std::move(pdb);
   pdbs_dirty_ = true;
 }
 
 void Cache::RemovePodDisruptionBudget(const std::string& key) {
-  std::lock_guard lock(mu_);
   pdbs_dirty_ |= pdbs_.erase(key) > 0;
 }
 
 size_t Cache::UpdateSnapshot(Snapshot& snapshot) {
-  std::lock_guard lock(mu_);
   size_t copied = 0;
   const bool incremental = !rows_reordered_ && snapshot.num_nodes() == nodes_.size() &&
                            snapshot.sync_mark().source == this &&
@@ -235,7 +226,6 @@ size_t Cache::UpdateSnapshot(Snapshot& snapshot) {
 }
 
 CacheStats Cache::stats() const {
-  std::lock_guard lock(mu_);
   CacheStats s;
   s.nodes = nodes_.size();
   s.pods = pods_.size();
@@ -245,7 +235,6 @@ CacheStats Cache::stats() const {
 }
 
 std::vector<std::string> Cache::NodeNames() const {
-  std::lock_guard lock(mu_);
   std::vector<std::string> names;
   names.reserve(nodes_.size());
   for (const auto& node : nodes_) names.push_back(node->name());
@@ -253,7 +242,6 @@ std::vector<std::string> Cache::NodeNames() const {
 }
 
 std::optional<NodeInfo> Cache::GetNode(std::string_view name) const {
-  std::lock_guard lock(mu_);
   auto it = node_index_.find(name);
   if (it == node_index_.end()) return std::nullopt;
   return *nodes_[it->second];

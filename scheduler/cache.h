@@ -1,7 +1,8 @@
 #pragma once
 // Cache: the scheduler's view of nodes and of the pods that use them, as
-// kube-scheduler's internal cache. Fed by the informers (nodes, assigned pods,
-// namespaces, PDBs) and by the scheduling loop (assumed pods).
+// kube-scheduler's internal cache. Fed by informer events (nodes, assigned
+// pods, namespaces, PDBs) and by the cycles (assumed pods), both applied by
+// the scheduling loop.
 //
 // Pod states (by uid):
 //   assumed   placed by the loop, bind in flight: counts on its node at once;
@@ -15,16 +16,15 @@
 // so UpdateSnapshot copies only rows whose generation changed. Pods whose node
 // is unknown (not yet added, or deleted) are kept and attached when it appears.
 //
-// Thread-safety: every method takes the one mutex; informer handlers and the
-// scheduling loop call concurrently. UpdateSnapshot holds it while copying the
-// changed rows.
+// Thread-safety: none; the cache has one owner, the scheduler's loop thread,
+// which applies informer events and assumes pods in one order (so no lock is
+// taken on the hot path).
 
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,8 +57,7 @@ class Cache {
   // Adds the node or returns the existing one for update; `apply` edits it.
   template <typename Fn>
   void UpsertNode(std::string_view name, Fn&& apply) {
-    std::lock_guard lock(mu_);
-    NodeInfo& node = UpsertNodeLocked(name);
+    NodeInfo& node = UpsertNodeRow(name);
     apply(node);
   }
   void RemoveNode(std::string_view name);
@@ -84,6 +83,10 @@ class Cache {
   void RemovePod(std::string_view uid);
   // The node a known pod counts on, if any.
   std::optional<std::string> NodeOf(std::string_view uid) const;
+  // Whether the pod (by uid) is assumed or bound: it counts on a node.
+  bool Knows(std::string_view uid) const;
+  // The cached version of an assumed or bound pod; null when unknown.
+  std::shared_ptr<const PodInfo> GetPod(std::string_view uid) const;
   // Forgets assumed pods whose TTL ran out; returns them.
   std::vector<std::shared_ptr<const PodInfo>> CleanupExpiredAssumedPods();
 
@@ -119,14 +122,13 @@ class Cache {
   template <typename V>
   using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
-  NodeInfo& UpsertNodeLocked(std::string_view name);
-  NodeInfo* FindNodeLocked(std::string_view name);
-  void AttachLocked(PodState& state);
-  void DetachLocked(PodState& state);
+  NodeInfo& UpsertNodeRow(std::string_view name);
+  NodeInfo* FindNode(std::string_view name);
+  void Attach(PodState& state);
+  void Detach(PodState& state);
 
   const Clock& clock_;
   const Clock::Duration assumed_ttl_;
-  mutable std::mutex mu_;
   std::vector<std::unique_ptr<NodeInfo>> nodes_;
   StringMap<size_t> node_index_;
   StringMap<PodState> pods_;
@@ -150,7 +152,7 @@ class Cache {
   std::vector<uint8_t> touched_flag_;
   bool rows_reordered_ = true;
   uint64_t sync_step_ = 0;
-  void TouchLocked(size_t index);
+  void Touch(size_t index);
 };
 
 }  // namespace copse::scheduler

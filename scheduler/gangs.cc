@@ -1,5 +1,8 @@
 #include "scheduler/gangs.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace copse::scheduler {
 
 queue::UnitKey GroupUnitKey(PodInfo::GroupKind kind, std::string_view ns, std::string_view name) {
@@ -21,6 +24,9 @@ std::string_view GroupKindName(PodInfo::GroupKind kind) noexcept {
   return "PodGroup";
 }
 
+GangTracker::GangTracker(std::vector<std::string> our_scheduler_names)
+    : ours_(our_scheduler_names.begin(), our_scheduler_names.end()) {}
+
 GangTracker::Group& GangTracker::GroupFor(PodInfo::GroupKind kind, std::string_view ns,
                                           std::string_view name) {
   const std::string key = GroupUnitKey(kind, ns, name).ToString();
@@ -31,9 +37,44 @@ GangTracker::Group& GangTracker::GroupFor(PodInfo::GroupKind kind, std::string_v
   return group;
 }
 
-GangTracker::Decision GangTracker::EvaluateLocked(const queue::UnitKey& key, Group& group) {
+GangTracker::Group* GangTracker::Find(const queue::UnitKey& key) {
+  auto it = groups_.find(key.ToString());
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+const GangTracker::Group* GangTracker::Find(const queue::UnitKey& key) const {
+  auto it = groups_.find(key.ToString());
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+void GangTracker::Forget(Group& group, const std::string& uid) {
+  for (auto* members : {&group.pending, &group.gated, &group.bound}) {
+    auto it = members->find(uid);
+    if (it == members->end()) continue;
+    auto count = group.schedulers.find(it->second->scheduler_name);
+    if (count != group.schedulers.end() && --count->second == 0) group.schedulers.erase(count);
+    members->erase(it);
+  }
+}
+
+void GangTracker::Insert(Group& group, std::map<std::string, PodPtr>& into, PodPtr pod) {
+  Forget(group, pod->uid);
+  ++group.schedulers[pod->scheduler_name];
+  const std::string uid = pod->uid;
+  into.emplace(uid, std::move(pod));
+}
+
+GangTracker::Ownership GangTracker::OwnershipOf(const Group& group) const {
+  bool any_ours = false;
+  for (const auto& [name, count] : group.schedulers) any_ours = any_ours || ours_.contains(name);
+  if (!any_ours) return Ownership::kNone;
+  return group.schedulers.size() > 1 ? Ownership::kMixed : Ownership::kOurs;
+}
+
+GangTracker::Decision GangTracker::Evaluate(const queue::UnitKey& key, const Group& group) const {
   Decision d;
   d.key = key;
+  d.spec_events = !group.spec_events.empty() && OwnershipOf(group) == Ownership::kOurs;
   if (group.pending.empty()) {
     d.readiness = Readiness::kEmpty;
     return d;
@@ -41,11 +82,32 @@ GangTracker::Decision GangTracker::EvaluateLocked(const queue::UnitKey& key, Gro
   auto waiting = [&] {
     for (const auto& [uid, pod] : group.pending) d.waiting.push_back(pod);
   };
+  switch (OwnershipOf(group)) {
+    case Ownership::kNone:
+      d.readiness = Readiness::kNotOurs;
+      return d;
+    case Ownership::kMixed: {
+      d.readiness = Readiness::kMixedSchedulers;
+      std::string list;
+      for (const auto& [name, count] : group.schedulers) {
+        list += (list.empty() ? "" : ", ") + (name.empty() ? std::string("\"\"") : name);
+      }
+      d.message = "pod group " + group.ns + "/" + group.name +
+                  ": members name different schedulers (" + list +
+                  "); every member of a group must use the same schedulerName";
+      waiting();
+      return d;
+    }
+    case Ownership::kOurs:
+      break;
+  }
   const std::string what =
       std::string(GroupKindName(group.kind)) + " \"" + group.ns + "/" + group.name + "\"";
   if (!group.spec) {
     d.readiness = Readiness::kMissingSpec;
-    d.message = what + " does not exist; the pod waits until it is created";
+    d.message = !group.invalid.empty()
+                    ? group.invalid
+                    : what + " does not exist; the pod waits until it is created";
     waiting();
     return d;
   }
@@ -68,126 +130,158 @@ GangTracker::Decision GangTracker::EvaluateLocked(const queue::UnitKey& key, Gro
   return d;
 }
 
-GangTracker::Decision GangTracker::SetSpec(PodInfo::GroupKind kind, GangSpec spec) {
-  std::lock_guard lock(mu_);
+void GangTracker::EraseIfUnused(const queue::UnitKey& key) {
+  auto it = groups_.find(key.ToString());
+  if (it == groups_.end()) return;
+  const Group& group = it->second;
+  if (!group.spec && group.invalid.empty() && group.pending.empty() && group.gated.empty() &&
+      group.bound.empty()) {
+    groups_.erase(it);
+  }
+}
+
+GangTracker::Decision GangTracker::SetSpec(PodInfo::GroupKind kind, GangSpec spec,
+                                           std::vector<SpecEvent> warnings) {
   const queue::UnitKey key = GroupUnitKey(kind, spec.namespace_, spec.name);
   Group& group = GroupFor(kind, spec.namespace_, spec.name);
   group.spec = std::make_shared<const GangSpec>(std::move(spec));
-  return EvaluateLocked(key, group);
+  group.invalid.clear();
+  group.spec_events = std::move(warnings);
+  return Evaluate(key, group);
 }
 
-GangTracker::Decision GangTracker::RemoveSpec(PodInfo::GroupKind kind, const std::string& ns,
-                                              const std::string& name) {
-  std::lock_guard lock(mu_);
+GangTracker::Decision GangTracker::SetInvalidSpec(PodInfo::GroupKind kind, const std::string& ns,
+                                                  const std::string& name, std::string why,
+                                                  SpecEvent event) {
   const queue::UnitKey key = GroupUnitKey(kind, ns, name);
   Group& group = GroupFor(kind, ns, name);
   group.spec.reset();
   group.scheduled_reported = false;
-  Decision d = EvaluateLocked(key, group);
-  if (group.pending.empty() && group.bound.empty()) groups_.erase(key.ToString());
+  group.invalid = std::move(why);
+  group.spec_events = {std::move(event)};
+  return Evaluate(key, group);
+}
+
+GangTracker::Decision GangTracker::RemoveSpec(PodInfo::GroupKind kind, const std::string& ns,
+                                              const std::string& name) {
+  const queue::UnitKey key = GroupUnitKey(kind, ns, name);
+  Group& group = GroupFor(kind, ns, name);
+  group.spec.reset();
+  group.invalid.clear();
+  group.spec_events.clear();
+  group.scheduled_reported = false;
+  Decision d = Evaluate(key, group);
+  EraseIfUnused(key);
   return d;
 }
 
 GangTracker::Decision GangTracker::UpsertPending(PodPtr pod) {
-  std::lock_guard lock(mu_);
   const queue::UnitKey key = GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
   Group& group = GroupFor(pod->group_kind, pod->namespace_name, pod->pod_group);
-  group.bound.erase(pod->uid);
-  group.pending[pod->uid] = std::move(pod);
-  return EvaluateLocked(key, group);
+  Insert(group, group.pending, std::move(pod));
+  return Evaluate(key, group);
 }
 
-GangTracker::Decision GangTracker::MarkBound(const PodInfo& pod) {
-  std::lock_guard lock(mu_);
-  const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
-  Group& group = GroupFor(pod.group_kind, pod.namespace_name, pod.pod_group);
-  group.pending.erase(pod.uid);
-  group.bound.insert(pod.uid);
+GangTracker::Decision GangTracker::UpsertGated(PodPtr pod) {
+  const queue::UnitKey key = GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
+  Group& group = GroupFor(pod->group_kind, pod->namespace_name, pod->pod_group);
+  Insert(group, group.gated, std::move(pod));
+  return Evaluate(key, group);
+}
+
+GangTracker::Decision GangTracker::MarkBound(PodPtr pod) {
+  const queue::UnitKey key = GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
+  Group& group = GroupFor(pod->group_kind, pod->namespace_name, pod->pod_group);
+  Insert(group, group.bound, std::move(pod));
   group.pending_victims.clear();  // the delayed preemption has landed
-  return EvaluateLocked(key, group);
+  return Evaluate(key, group);
 }
 
 GangTracker::Decision GangTracker::Remove(const PodInfo& pod) {
-  std::lock_guard lock(mu_);
   const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
   Group& group = GroupFor(pod.group_kind, pod.namespace_name, pod.pod_group);
-  group.pending.erase(pod.uid);
-  group.bound.erase(pod.uid);
-  Decision d = EvaluateLocked(key, group);
-  if (!group.spec && group.pending.empty() && group.bound.empty()) {
-    groups_.erase(key.ToString());
-  }
+  Forget(group, pod.uid);
+  Decision d = Evaluate(key, group);
+  EraseIfUnused(key);
   return d;
 }
 
 GangTracker::Decision GangTracker::Evaluate(const queue::UnitKey& key) {
-  std::lock_guard lock(mu_);
-  auto it = groups_.find(key.ToString());
-  if (it == groups_.end()) {
-    Decision d;
-    d.key = key;
-    return d;
-  }
-  return EvaluateLocked(key, it->second);
-}
-
-std::vector<GangTracker::Decision> GangTracker::ReadyGroups() {
-  std::lock_guard lock(mu_);
-  std::vector<Decision> out;
-  for (auto& [name, group] : groups_) {
-    if (group.pending.empty()) continue;
-    Decision d = EvaluateLocked(GroupUnitKey(group.kind, group.ns, group.name), group);
-    if (d.readiness == Readiness::kReady) out.push_back(std::move(d));
-  }
-  return out;
+  if (const Group* group = Find(key)) return Evaluate(key, *group);
+  Decision d;
+  d.key = key;
+  return d;
 }
 
 std::shared_ptr<const GangSpec> GangTracker::Spec(const queue::UnitKey& key) const {
-  std::lock_guard lock(mu_);
-  auto it = groups_.find(key.ToString());
-  if (it == groups_.end()) return nullptr;
-  return it->second.spec;
+  const Group* group = Find(key);
+  return group == nullptr ? nullptr : group->spec;
 }
 
 bool GangTracker::HasSpecFrom(const queue::UnitKey& key, std::string_view uid,
                               int64_t generation) const {
-  std::lock_guard lock(mu_);
-  auto it = groups_.find(key.ToString());
-  return it != groups_.end() && it->second.spec != nullptr && it->second.spec->uid == uid &&
-         it->second.spec->generation == generation;
+  const Group* group = Find(key);
+  return group != nullptr && group->spec != nullptr && group->spec->uid == uid &&
+         group->spec->generation == generation;
 }
 
 GangTracker::GroupInfo GangTracker::Info(const queue::UnitKey& key) const {
-  std::lock_guard lock(mu_);
   GroupInfo info;
-  auto it = groups_.find(key.ToString());
-  if (it == groups_.end()) return info;
-  info.spec = it->second.spec;
-  info.kind = it->second.kind;
-  info.pending = it->second.pending.size();
-  info.bound = it->second.bound.size();
-  info.scheduled_reported = it->second.scheduled_reported;
+  const Group* group = Find(key);
+  if (group == nullptr) return info;
+  info.spec = group->spec;
+  info.kind = group->kind;
+  info.pending = group->pending.size();
+  info.bound = group->bound.size();
+  info.scheduled_reported = group->scheduled_reported;
+  info.ownership = OwnershipOf(*group);
   return info;
 }
 
+GangTracker::Ownership GangTracker::OwnershipOf(const queue::UnitKey& key) const {
+  const Group* group = Find(key);
+  return group == nullptr ? Ownership::kNone : OwnershipOf(*group);
+}
+
+std::vector<std::string> GangTracker::SchedulerNames(const queue::UnitKey& key) const {
+  std::vector<std::string> names;
+  if (const Group* group = Find(key)) {
+    for (const auto& [name, count] : group->schedulers) names.push_back(name);
+  }
+  return names;
+}
+
+std::map<std::string, int32_t> GangTracker::BoundPerSubGroup(const queue::UnitKey& key) const {
+  std::map<std::string, int32_t> out;
+  if (const Group* group = Find(key)) {
+    for (const auto& [uid, pod] : group->bound) ++out[pod->sub_group];
+  }
+  return out;
+}
+
 bool GangTracker::MarkScheduledReported(const queue::UnitKey& key) {
-  std::lock_guard lock(mu_);
-  auto it = groups_.find(key.ToString());
-  if (it == groups_.end() || it->second.scheduled_reported) return false;
-  it->second.scheduled_reported = true;
+  Group* group = Find(key);
+  if (group == nullptr || group->scheduled_reported) return false;
+  group->scheduled_reported = true;
   return true;
 }
 
 void GangTracker::SetPendingVictims(const queue::UnitKey& key, std::set<std::string> victims) {
-  std::lock_guard lock(mu_);
-  auto it = groups_.find(key.ToString());
-  if (it != groups_.end()) it->second.pending_victims = std::move(victims);
+  if (Group* group = Find(key)) group->pending_victims = std::move(victims);
 }
 
 std::set<std::string> GangTracker::PendingVictims(const queue::UnitKey& key) const {
-  std::lock_guard lock(mu_);
-  auto it = groups_.find(key.ToString());
-  return it == groups_.end() ? std::set<std::string>{} : it->second.pending_victims;
+  const Group* group = Find(key);
+  return group == nullptr ? std::set<std::string>{} : group->pending_victims;
+}
+
+std::vector<GangTracker::SpecEvent> GangTracker::TakeSpecEvents(const queue::UnitKey& key) {
+  Group* group = Find(key);
+  if (group == nullptr || group->spec_events.empty() ||
+      OwnershipOf(*group) != Ownership::kOurs) {
+    return {};
+  }
+  return std::exchange(group->spec_events, {});
 }
 
 }  // namespace copse::scheduler

@@ -1,26 +1,41 @@
 #pragma once
 // GangTracker: what the scheduler knows about each pod group (KEP-4671
-// PodGroup or copse PodGroup): its spec, its pending member pods and how
-// many members are bound. It decides when a group is ready to be queued
-// (the PreEnqueue barrier) and tells the scheduler what to do:
+// PodGroup or copse PodGroup): its spec, its member pods (pending, gated by a
+// PreEnqueue plugin, or bound) and which schedulers they name. It decides
+// when a group is ready to be queued (the PreEnqueue barrier) and whether the
+// group is copse's at all:
 //
 //   kEmpty             no pending members: the group leaves the queue;
-//   kMissingSpec       members name a PodGroup that does not exist (yet): they
-//                      wait, unqueued, with a message saying so; the group is
-//                      queued as soon as the object appears;
+//   kNotOurs           no member names one of copse's profiles: another
+//                      scheduler's group, never queued and never written to;
+//   kMixedSchedulers   members name several schedulers (at least one of them
+//                      copse's): never queued; copse's members and the group
+//                      are told why (PodGroupScheduled=False, MixedSchedulers);
+//   kMissingSpec       members name a PodGroup that does not exist (yet), or
+//                      whose object is invalid: they wait, unqueued, with a
+//                      message saying so; the group is queued as soon as a
+//                      valid object appears;
 //   kWaitingForMembers fewer members observed (pending + bound) than the
 //                      group's required minimum: they wait, unqueued;
 //   kReady             queue one unit for the group holding its pending members.
+//
+// Ownership (issue 14): copse writes statuses, finalizers and events of a
+// group only while every member it knows names one of copse's profiles
+// (Ownership::kOurs); a group whose members name several schedulers gets only
+// the MixedSchedulers condition. Gated members count for ownership, not for
+// the minimum.
 //
 // Member pods are never queued individually. Units are keyed
 // UnitKey::ForPodGroup(namespace, name) for scheduling.k8s.io/v1alpha2
 // groups and (namespace, "copse/" + name) for copse groups ('/' cannot occur
 // in object names, so the two kinds never collide).
 //
-// Thread-safety: every method takes the tracker's mutex.
+// Thread-safety: none; one owner, the scheduler's loop thread, which applies
+// pod and group events in order (a decision is applied before the next event,
+// so no readiness change can be missed).
 
 #include <map>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -40,14 +55,28 @@ std::string_view GroupKindName(PodInfo::GroupKind kind) noexcept;
 
 class GangTracker {
  public:
-  enum class Readiness : uint8_t { kEmpty, kMissingSpec, kWaitingForMembers, kReady };
+  enum class Readiness : uint8_t {
+    kEmpty,
+    kNotOurs,
+    kMixedSchedulers,
+    kMissingSpec,
+    kWaitingForMembers,
+    kReady,
+  };
+  enum class Ownership : uint8_t {
+    kNone,   // no member names one of copse's profiles (or no member known)
+    kMixed,  // members name several schedulers, at least one of them copse's
+    kOurs,   // every member names the same one of copse's profiles
+  };
 
   struct Decision {
     queue::UnitKey key;
     Readiness readiness = Readiness::kEmpty;
     queue::PodList members;        // kReady: the pending members to queue
-    std::vector<PodPtr> waiting;   // kMissingSpec / kWaitingForMembers: pods to tell
+    std::vector<PodPtr> waiting;   // kMissingSpec / kWaitingForMembers / kMixedSchedulers
     std::string message;           // why they wait
+    // The group is copse's and holds spec events to record (TakeSpecEvents).
+    bool spec_events = false;
   };
 
   struct GroupInfo {
@@ -58,31 +87,60 @@ class GangTracker {
     size_t pending = 0;
     size_t bound = 0;
     bool scheduled_reported = false;
+    Ownership ownership = Ownership::kNone;
   };
 
-  Decision SetSpec(PodInfo::GroupKind kind, GangSpec spec);
+  // A problem with the group object worth a Warning event on it, held until
+  // the group is copse's (TakeSpecEvents).
+  struct SpecEvent {
+    std::string uid;
+    int64_t generation = 0;
+    std::string reason;  // "InvalidSpec", "InconsistentSpec"
+    std::string message;
+  };
+
+  // `our_scheduler_names`: copse's profiles (spec.schedulerName values).
+  explicit GangTracker(std::vector<std::string> our_scheduler_names = {"copse-scheduler"});
+
+  // A valid object: its spec (and the warnings to report once the group is
+  // copse's).
+  Decision SetSpec(PodInfo::GroupKind kind, GangSpec spec,
+                   std::vector<SpecEvent> warnings = {});
+  // An object that failed validation: the members wait with `why` as their
+  // message (naming the field); an InvalidSpec event is held for the group.
+  Decision SetInvalidSpec(PodInfo::GroupKind kind, const std::string& ns, const std::string& name,
+                          std::string why, SpecEvent event);
+  // The object is gone.
   Decision RemoveSpec(PodInfo::GroupKind kind, const std::string& ns, const std::string& name);
-  // A pending (unassigned) member was added or changed.
+  // A pending (unassigned) member a PreEnqueue plugin admitted was added or changed.
   Decision UpsertPending(PodPtr pod);
-  // The member was bound (assigned) or deleted / became terminal.
-  Decision MarkBound(const PodInfo& pod);
+  // A pending member a PreEnqueue plugin keeps out: it counts for ownership only.
+  Decision UpsertGated(PodPtr pod);
+  // The member was bound (assigned).
+  Decision MarkBound(PodPtr pod);
+  // The member was deleted or became terminal.
   Decision Remove(const PodInfo& pod);
   // Re-evaluates (e.g. after a failed bind of a member).
   Decision Evaluate(const queue::UnitKey& key);
-  // Every group that is ready now (the scheduler's periodic resync of the
-  // tracker against the queue).
-  std::vector<Decision> ReadyGroups();
 
   std::shared_ptr<const GangSpec> Spec(const queue::UnitKey& key) const;
   // Whether the group's spec was set from this object (uid) at this
   // metadata.generation: an update of its status or metadata changes nothing.
   bool HasSpecFrom(const queue::UnitKey& key, std::string_view uid, int64_t generation) const;
   GroupInfo Info(const queue::UnitKey& key) const;
+  Ownership OwnershipOf(const queue::UnitKey& key) const;
+  // The distinct scheduler names of the members, sorted.
+  std::vector<std::string> SchedulerNames(const queue::UnitKey& key) const;
+  // Bound members per subgroup label value ("" for none).
+  std::map<std::string, int32_t> BoundPerSubGroup(const queue::UnitKey& key) const;
   // Sticky PodGroupScheduled=True: returns true only the first time.
   bool MarkScheduledReported(const queue::UnitKey& key);
   // Delayed preemption in progress for the group: the victims' uids.
   void SetPendingVictims(const queue::UnitKey& key, std::set<std::string> victims);
   std::set<std::string> PendingVictims(const queue::UnitKey& key) const;
+  // The held spec events, once the group is copse's (empty otherwise); each
+  // is handed out once.
+  std::vector<SpecEvent> TakeSpecEvents(const queue::UnitKey& key);
 
  private:
   struct Group {
@@ -90,15 +148,26 @@ class GangTracker {
     PodInfo::GroupKind kind = PodInfo::GroupKind::kNone;
     std::string ns;
     std::string name;
+    std::string invalid;  // why the object was rejected ("" when valid or absent)
     std::map<std::string, PodPtr> pending;  // uid -> pod
-    std::set<std::string> bound;            // uids
+    std::map<std::string, PodPtr> gated;    // uid -> pod
+    std::map<std::string, PodPtr> bound;    // uid -> pod
+    std::map<std::string, size_t> schedulers;  // spec.schedulerName -> members
     bool scheduled_reported = false;
     std::set<std::string> pending_victims;
+    std::vector<SpecEvent> spec_events;
   };
   Group& GroupFor(PodInfo::GroupKind kind, std::string_view ns, std::string_view name);
-  Decision EvaluateLocked(const queue::UnitKey& key, Group& group);
+  Group* Find(const queue::UnitKey& key);
+  const Group* Find(const queue::UnitKey& key) const;
+  // Drops the member (by uid) from every state, keeping the scheduler counts.
+  void Forget(Group& group, const std::string& uid);
+  void Insert(Group& group, std::map<std::string, PodPtr>& into, PodPtr pod);
+  Ownership OwnershipOf(const Group& group) const;
+  Decision Evaluate(const queue::UnitKey& key, const Group& group) const;
+  void EraseIfUnused(const queue::UnitKey& key);
 
-  mutable std::mutex mu_;
+  std::set<std::string, std::less<>> ours_;
   std::map<std::string, Group> groups_;  // by UnitKey::ToString()
 };
 

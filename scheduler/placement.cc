@@ -22,8 +22,8 @@ bool PodClassReuse::Matches(const PodInfo& pod, size_t profile, size_t num_nodes
 }
 
 void PodClassReuse::Remember(const PodInfo& pod, size_t profile, size_t num_nodes,
-                             plugins::CycleState state, const plugins::Workspace& workspace,
-                             NodeIndex chosen) {
+                             std::shared_ptr<const plugins::CycleState> state,
+                             const plugins::Workspace& workspace, NodeIndex chosen) {
   valid_ = Batchable(pod);
   if (!valid_) return;
   signature_ = pod.signature;
@@ -46,9 +46,10 @@ std::optional<NodeIndex> PodClassReuse::Place(const plugins::Framework& fw, cons
   if (!valid_ || k == 0 || last_position_ >= k) return std::nullopt;
   const size_t num_score = fw.num_score_plugins();
   const bool have_scores = num_score > 0 && raw_.size() == num_score * k;
+  if (state_ == nullptr) return std::nullopt;
   const NodeIndex last = feasible_[last_position_];
-  const plugins::CycleContext ctx{pod, snapshot, state_};
-  plugins::Status fit = fw.RunFilterOnNode(pod, snapshot, state_, last);
+  const plugins::CycleContext ctx{pod, snapshot, *state_};
+  plugins::Status fit = fw.RunFilterOnNode(pod, snapshot, *state_, last);
   if (fit.IsError()) {
     valid_ = false;
     return std::nullopt;
@@ -128,7 +129,6 @@ GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,
   GangPlacement out;
   size_t remaining = members.size();
   size_t start_index = options.start_index;
-  const auto now = std::chrono::system_clock::now();
   std::vector<std::vector<PodPtr>> classes = OrderedClasses(members);
   PodClassReuse local;
   const bool keep = options.reuse != nullptr && classes.size() == 1;
@@ -144,12 +144,13 @@ GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,
     for (; i < cls.size(); ++i) {
       const PodPtr& pod = cls[i];
       std::optional<NodeIndex> node;
+      std::shared_ptr<const plugins::CycleState> pass_state;
       if (reuse.Matches(*pod, 0, snapshot.num_nodes(), options.labels_matter)) {
         node = reuse.Place(fw, *pod, snapshot, random);
         out.reused += node.has_value() ? 1 : 0;
       }
       if (!node.has_value()) {
-        plugins::CycleState state;
+        auto state = std::make_shared<plugins::CycleState>();
         plugins::ScheduleOptions so;
         so.chunk_size = options.chunk_size;
         so.start_index = start_index;
@@ -157,7 +158,8 @@ GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,
         so.run_post_filter = false;
         so.parallel_for = options.parallel_for;
         so.allowed_nodes = options.allowed_nodes;
-        plugins::ScheduleResult r = fw.SchedulePod(*pod, snapshot, state, workspace, random, so, now);
+        plugins::ScheduleResult r =
+            fw.SchedulePod(*pod, snapshot, *state, workspace, random, so, options.now);
         out.evaluated_nodes += r.evaluated_nodes;
         if (snapshot.num_nodes() > 0) start_index = (start_index + r.evaluated_nodes) % snapshot.num_nodes();
         if (r.code != plugins::Code::kSuccess) {
@@ -168,12 +170,15 @@ GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,
           break;
         }
         node = r.node;
+        pass_state = state;
         reuse.Remember(*pod, 0, snapshot.num_nodes(), std::move(state), workspace, *node);
+      } else {
+        pass_state = reuse.state();
       }
       auto placed = std::make_shared<PodInfo>(*pod);
       placed->node_name = snapshot.node_name(*node);
       snapshot.AddPod(*node, placed);
-      out.placed.push_back({pod, *node});
+      out.placed.push_back({pod, *node, pass_state});
       --remaining;
     }
     for (; i < cls.size(); ++i) {

@@ -27,6 +27,7 @@
 // Thread-safety: one caller per object; the framework may run Filter chunks
 // in parallel through parallel_for.
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -55,8 +56,14 @@ class PodClassReuse {
   bool Matches(const PodInfo& pod, size_t profile, size_t num_nodes,
                bool labels_matter = true) const noexcept;
   // Keeps the pass SchedulePod just made for `pod` (which chose `chosen`).
-  void Remember(const PodInfo& pod, size_t profile, size_t num_nodes, plugins::CycleState state,
+  // The pass's state is shared (read-only from now on): the pods placed with
+  // it layer their binding cycle's state over it.
+  void Remember(const PodInfo& pod, size_t profile, size_t num_nodes,
+                std::shared_ptr<const plugins::CycleState> state,
                 const plugins::Workspace& workspace, NodeIndex chosen);
+  // The state of the kept pass (what the pods it places see as their cycle's
+  // PreFilter/PreScore state); null when none.
+  const std::shared_ptr<const plugins::CycleState>& state() const noexcept { return state_; }
   // Re-checks the node that received the previous pod; nullopt when the
   // class has no feasible node left or something failed (do a full pass).
   std::optional<NodeIndex> Place(const plugins::Framework& fw, const PodInfo& pod,
@@ -69,7 +76,7 @@ class PodClassReuse {
   int32_t priority_ = 0;
   size_t profile_ = 0;
   size_t num_nodes_ = 0;
-  plugins::CycleState state_;
+  std::shared_ptr<const plugins::CycleState> state_;
   std::vector<NodeIndex> feasible_;
   std::vector<int64_t> raw_;  // [plugin * feasible_.size() + i]
   size_t last_position_ = 0;
@@ -89,6 +96,9 @@ struct GangPlacementOptions {
   // False when no pod in the cluster has a pod (anti-)affinity term: the
   // kept pass then serves gangs whose pods differ only in labels.
   bool labels_matter = true;
+  // The injected clock's wall time, for PostFilter-style time checks (kube's
+  // cycle start); the default is the epoch, so callers set it.
+  std::chrono::system_clock::time_point now{};
   // A pod class pass kept from the previous gang (the scheduler's, across
   // attempts): used for a gang of one class, whose pass it then keeps;
   // invalidated for any other gang. The caller invalidates it whenever the
@@ -100,6 +110,9 @@ struct GangPlacementOptions {
 struct MemberPlacement {
   PodPtr pod;  // the member (node_name unset)
   NodeIndex node = 0;
+  // The CycleState of the pass that placed it (its class's PreFilter and
+  // PreScore), for its binding cycle.
+  std::shared_ptr<const plugins::CycleState> state;
 };
 
 struct GangPlacement {

@@ -1,36 +1,31 @@
 #pragma once
-// Scheduler: the runtime that turns informer events into bindings.
+// Scheduler: the runtime that turns informer events into bindings, with one
+// owner for everything it mutates:
 //
-//   informers (pods, nodes, namespaces, PDBs) ──▶ Cache (nodes, assumed/bound pods)
-//                                          └────▶ SchedulingQueue (pending pods)
-//   loop thread: Pop ─▶ Cache::UpdateSnapshot ─▶ cycle ─▶ assume ─▶ ApiWriter::Bind (async)
+//   informers (pods, nodes, namespaces, PDBs, PodGroups, Topologies)
+//      │ translate only (decode to PodInfo/NodeInfo on their own threads)
+//      ▼
+//   Inbox ──▶ loop thread (SchedulerLoop): applies events to the Cache, the
+//      ▲      SchedulingQueue and the GangTracker, in order; pops a unit;
+//      │      PodCycle or WorkloadCycle computes a CycleOutcome; the loop
+//      │      assumes, runs Reserve/Permit/PreBind/Bind (DefaultBinder asks
+//      │      the ApiWriter), reports (StatusReporter) and preempts
+//      │      (PreemptionActuator)
+//   ApiWriter (its own I/O thread): binds, status patches, evictions,
+//      events; bind outcomes come back through the Inbox (PostBind, or
+//      unreserve + requeue)
 //
-// The pod cycle (kube-scheduler's scheduleOne):
-//   1. Skip pods being deleted or already assumed/bound.
-//   2. Refresh the snapshot (changed node rows only), then add the pods
-//      nominated to each node with priority >= the pod's (kube counts them
-//      in Filter; copse adds them to the snapshot rows for the cycle).
-//   3. Framework::SchedulePod: PreFilter, Filter over node chunks in parallel
-//      (oneTBB) from a rotating start, stopping at the adaptive number of
-//      feasible nodes, PreScore, Score, pick (ties by the injected RNG).
-//   4. Pod classes: when the next pod has the same signature and priority
-//      and no other node changed since, the previous pass's feasible nodes
-//      and raw scores are reused; only the node that received the previous
-//      pod is filtered and scored again (KEP-5598 opportunistic batching).
-//   5. Success: assume (the pod counts on the node at once), Reserve, Permit,
-//      then bind asynchronously; the loop moves on. A failed bind forgets the
-//      pod, unreserves it and requeues it with backoff; a successful one
-//      starts the assumed pod's TTL until the informer confirms it.
-//   6. Failure: PostFilter (DefaultPreemption) computes victims; actuation is
-//      separate — the pod is nominated (status.nominatedNodeName) and the
-//      victims get a DisruptionTarget condition and are deleted. Then the pod
-//      is requeued (unschedulable pool, returning on relevant cluster events
-//      or the periodic flush), PodScheduled=False is written with kube's
-//      message and a FailedScheduling event recorded.
+// The scheduling cycles are described in scheduler/pod_cycle.h and
+// scheduler/workload_cycle.h, the loop in scheduler/loop.h, the informers'
+// translation in scheduler/informers.h.
 //
-// Units of kind kPodGroup go to the Workload Scheduling Cycle (gang issue).
+// Ownership (issue 14): copse writes conditions, events, finalizers and
+// status, and preempts, only for pods whose schedulerName is one of its
+// profiles and for groups whose members are all copse's
+// (scheduler/status_reporter.h).
 //
-// Thread-safety: Start/Stop from one thread; stats() and accessors from any.
+// Thread-safety: Start/Stop from one thread; stats(), HasSynced(),
+// WaitForSync() and scheduler_names() from any.
 
 #include <chrono>
 #include <cstdint>
@@ -38,22 +33,20 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/result.h"
 #include "plugins/framework/profile.h"
+#include "plugins/framework/registry.h"
 
 namespace copse::kube {
 class Client;
 }
-namespace copse::queue {
-class SchedulingQueue;
-}
 
 namespace copse::scheduler {
 
-class Cache;
 namespace config {
 class SchedulerMetrics;
 }
@@ -61,6 +54,9 @@ class SchedulerMetrics;
 struct SchedulerOptions {
   // Profiles (schedulerName + plugins). Empty: DefaultProfile("copse-scheduler").
   std::vector<plugins::Profile> profiles;
+  // Out-of-tree plugins (kube's app.WithPlugin): registered next to the
+  // in-tree ones, for profiles to name.
+  std::vector<std::pair<std::string, plugins::PluginFactory>> out_of_tree_plugins;
   Clock::Duration pod_initial_backoff = std::chrono::seconds(1);
   Clock::Duration pod_max_backoff = std::chrono::seconds(10);
   Clock::Duration pod_max_in_unschedulable = std::chrono::minutes(5);
@@ -111,6 +107,13 @@ struct SchedulerStats {
   uint64_t preemption_victims = 0;
   uint64_t batched = 0;         // pods placed by reusing a pod class's filter pass
   double scheduling_seconds = 0;  // wall time spent in cycles on the loop thread
+  // Published by the loop after each of its iterations (the cache and the
+  // queue are the loop's alone):
+  size_t assumed_pods = 0;  // placed, bind in flight or not yet confirmed
+  size_t active_units = 0;  // queued units per place
+  size_t backoff_units = 0;
+  size_t unschedulable_units = 0;
+  size_t gated_units = 0;
 };
 
 class Scheduler {
@@ -135,8 +138,6 @@ class Scheduler {
   void Stop();
 
   SchedulerStats stats() const;
-  const Cache& cache() const;
-  queue::SchedulingQueue& queue();
   // Scheduler names this instance is responsible for.
   std::vector<std::string> scheduler_names() const;
 

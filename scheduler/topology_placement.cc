@@ -28,7 +28,6 @@ using topology::TopologyLevels;
 Status TopologyCatalog::Upsert(const kube::Topology& object) {
   const std::string& name = object.meta.name;
   auto drop = [&] {
-    std::lock_guard lock(mu_);
     if (levels_.erase(name) > 0) ++version_;
   };
   if (Status valid = object.Validate(); !valid.ok()) {
@@ -51,13 +50,11 @@ Status TopologyCatalog::Upsert(const kube::Topology& object) {
 }
 
 void TopologyCatalog::Set(std::string name, TopologyLevels levels) {
-  std::lock_guard lock(mu_);
   levels_.insert_or_assign(std::move(name), std::move(levels));
   ++version_;
 }
 
 bool TopologyCatalog::Remove(std::string_view name) {
-  std::lock_guard lock(mu_);
   auto it = levels_.find(name);
   if (it == levels_.end()) return false;
   levels_.erase(it);
@@ -66,14 +63,12 @@ bool TopologyCatalog::Remove(std::string_view name) {
 }
 
 std::optional<TopologyLevels> TopologyCatalog::Find(std::string_view name) const {
-  std::lock_guard lock(mu_);
   auto it = levels_.find(name);
   if (it == levels_.end()) return std::nullopt;
   return it->second;
 }
 
 std::vector<TopologyDefinition> TopologyCatalog::Definitions() const {
-  std::lock_guard lock(mu_);
   std::vector<TopologyDefinition> out;
   out.reserve(levels_.size());
   for (const auto& [name, levels] : levels_) {
@@ -86,12 +81,10 @@ std::vector<TopologyDefinition> TopologyCatalog::Definitions() const {
 }
 
 uint64_t TopologyCatalog::version() const {
-  std::lock_guard lock(mu_);
   return version_;
 }
 
 size_t TopologyCatalog::size() const {
-  std::lock_guard lock(mu_);
   return levels_.size();
 }
 

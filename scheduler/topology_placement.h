@@ -73,13 +73,13 @@
 //      verdicts of its nodes).
 //
 // Thread-safety: PlaceGangWithTopology is reentrant given distinct snapshots
-// and workspaces. TopologyCatalog is internally synchronised (the informer
-// writes, the scheduling loop reads). TopologyWorkspace is one caller's.
+// and workspaces. TopologyCatalog and TopologyWorkspace are not synchronised:
+// one owner each (the scheduler's loop, which applies Topology events and runs
+// the cycles).
 
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -122,7 +122,6 @@ class TopologyCatalog {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
   std::map<std::string, topology::TopologyLevels, std::less<>> levels_;
   uint64_t version_ = 0;
 };

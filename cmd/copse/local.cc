@@ -23,6 +23,7 @@
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
 #include "cmd/copse/commands.h"
+#include "core/log.h"
 #include "core/quantity.h"
 #include "deploy/crds.h"
 #include "grove/operator.h"
@@ -98,6 +99,7 @@ int RunLocal(int argc, char** argv) {
   bool no_default_scheduler = false;
   std::string config_path;
   int scheduler_parallelism = 0;
+  int verbosity = 0;
 
   po::options_description desc("copse local [flags]");
   desc.add_options()("help,h", "show this help")("port", po::value(&port)->default_value(port),
@@ -130,7 +132,9 @@ int RunLocal(int argc, char** argv) {
       "schedulerName stay pending)")("config", po::value(&config_path),
                                      "scheduler configuration file (YAML), as for copse run")(
       "parallelism", po::value(&scheduler_parallelism)->default_value(0),
-      "scheduler threads for parallel Filter/Score (0: one per core)");
+      "scheduler threads for parallel Filter/Score (0: one per core)")(
+      "v,v", po::value(&verbosity)->default_value(verbosity),
+      "log verbosity, as klog's -v (0 what an operator always wants, 1 actions, 2 details)");
 
   po::variables_map vm;
   try {
@@ -148,6 +152,8 @@ int RunLocal(int argc, char** argv) {
     std::cerr << "copse local: " << msg << "\n";
     return 2;
   };
+  if (verbosity < 0) return bad_flag("-v: must not be negative");
+  SetLogVerbosity(verbosity);
   if (port < 0 || port > 65535) return bad_flag("--port: must be between 0 and 65535");
   if (http_port < 0 || http_port > 65535)
     return bad_flag("--http-port: must be between 0 and 65535");
@@ -306,7 +312,9 @@ int RunLocal(int argc, char** argv) {
       std::cerr << "copse local: grove client: " << client.error().ToString() << "\n";
       return 1;
     }
-    auto started = grove::Operator::Start(*client, grove::OperatorOptions());
+    grove::OperatorOptions operator_options;
+    operator_options.log_level = verbosity;  // the operator sets the process's verbosity
+    auto started = grove::Operator::Start(*client, operator_options);
     if (!started.ok()) {
       std::cerr << "copse local: grove: " << started.error().ToString() << "\n";
       return 1;

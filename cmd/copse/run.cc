@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "core/log.h"
 #include "kube/api_access.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
@@ -36,6 +37,7 @@ int RunRun(int argc, char** argv) {
   std::string config_path;
   int ops_port = -1;
   bool no_leader_elect = false;
+  int verbosity = 0;
 
   po::options_description desc("copse run (--kubeconfig FILE | --in-cluster) [flags]");
   desc.add_options()("help,h", "show this help")(
@@ -45,7 +47,9 @@ int RunRun(int argc, char** argv) {
       "ops-port", po::value(&ops_port),
       "port of /healthz, /readyz and /metrics (default: the config's opsServer.port)")(
       "no-leader-elect", po::bool_switch(&no_leader_elect),
-      "schedule without taking the leader Lease (a single replica only)");
+      "schedule without taking the leader Lease (a single replica only)")(
+      "v,v", po::value(&verbosity)->default_value(verbosity),
+      "log verbosity, as klog's -v (0 what an operator always wants, 1 actions, 2 details)");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
@@ -58,6 +62,11 @@ int RunRun(int argc, char** argv) {
     std::cout << desc;
     return 0;
   }
+  if (verbosity < 0) {
+    std::cerr << "copse run: -v: must not be negative\n";
+    return 2;
+  }
+  SetLogVerbosity(verbosity);
   if (kubeconfig.empty() == !in_cluster) {
     std::cerr << "copse run: give exactly one of --kubeconfig and --in-cluster\n";
     return 2;

@@ -1,6 +1,7 @@
 #include "plugins/defaults/defaults.h"
 
 #include "plugins/balanced_allocation/balanced_allocation.h"
+#include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/domain_packing/domain_packing.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
@@ -11,12 +12,14 @@
 #include "plugins/node_unschedulable/node_unschedulable.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/priority_sort/priority_sort.h"
+#include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
 
 namespace copse::plugins {
 
 copse::Status RegisterDefaultPlugins(Registry& registry) {
   const std::pair<std::string_view, PluginFactory> plugins[] = {
+      {kSchedulingGatesName, &SchedulingGates::Create},
       {kPrioritySortName, &PrioritySort::Create},
       {kNodeUnschedulableName, &NodeUnschedulable::Create},
       {kNodeNameName, &NodeName::Create},
@@ -28,6 +31,7 @@ copse::Status RegisterDefaultPlugins(Registry& registry) {
       {kInterPodAffinityName, &InterPodAffinity::Create},
       {kDefaultPreemptionName, &DefaultPreemption::Create},
       {kBalancedAllocationName, &BalancedAllocation::Create},
+      {kDefaultBinderName, &DefaultBinder::Create},
       {kDomainPackingName, &DomainPacking::Create},
   };
   for (const auto& [name, factory] : plugins) {
@@ -41,12 +45,14 @@ Profile DefaultProfile(std::string scheduler_name) {
   Profile profile;
   profile.scheduler_name = std::move(scheduler_name);
   profile.plugins.multi_point.enabled = {
-      {std::string(kPrioritySortName), 0},       {std::string(kNodeUnschedulableName), 0},
+      {std::string(kSchedulingGatesName), 0},    {std::string(kPrioritySortName), 0},
+      {std::string(kNodeUnschedulableName), 0},
       {std::string(kNodeNameName), 0},           {std::string(kTaintTolerationName), 3},
       {std::string(kNodeAffinityName), 2},       {std::string(kNodePortsName), 0},
       {std::string(kNodeResourcesFitName), 1},   {std::string(kPodTopologySpreadName), 2},
       {std::string(kInterPodAffinityName), 2},   {std::string(kDefaultPreemptionName), 0},
-      {std::string(kBalancedAllocationName), 1}, {std::string(kDomainPackingName), 1},
+      {std::string(kBalancedAllocationName), 1}, {std::string(kDefaultBinderName), 0},
+      {std::string(kDomainPackingName), 1},
   };
   return profile;
 }

@@ -5,9 +5,10 @@
 // DefaultProfile mirrors kube-scheduler's default MultiPoint list (minus the
 // volume, image and DRA plugins copse does not have), in kube's order, which
 // is also the Filter order and so decides which reason a node reports:
-//   PrioritySort, NodeUnschedulable, NodeName, TaintToleration (3),
-//   NodeAffinity (2), NodePorts, NodeResourcesFit (1), PodTopologySpread (2),
-//   InterPodAffinity (2), DefaultPreemption, NodeResourcesBalancedAllocation (1),
+//   SchedulingGates, PrioritySort, NodeUnschedulable, NodeName,
+//   TaintToleration (3), NodeAffinity (2), NodePorts, NodeResourcesFit (1),
+//   PodTopologySpread (2), InterPodAffinity (2), DefaultPreemption,
+//   NodeResourcesBalancedAllocation (1), DefaultBinder,
 // then copse's DomainPacking (1), which scores only pods requesting an
 // accelerator (with NodeResourcesFit's acceleratorStrategy: accelerator pods
 // are packed, CPU-only pods keep kube's LeastAllocated + BalancedAllocation).

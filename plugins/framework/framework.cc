@@ -291,8 +291,24 @@ Status Framework::RunPreEnqueue(const PodInfo& pod) const noexcept {
   return Status::Success();
 }
 
+std::vector<Framework::PreEnqueueEntry> Framework::PreEnqueuePlugins() const {
+  std::vector<PreEnqueueEntry> out;
+  out.reserve(pre_enqueue_.size());
+  for (const auto& e : pre_enqueue_) out.push_back({e.index, e.plugin});
+  return out;
+}
+
 bool Framework::QueueLess(const QueuedPodView& a, const QueuedPodView& b) const noexcept {
   return queue_sort_.front().plugin->Less(a, b);
+}
+
+bool Framework::CanReject(PluginIndex index) const noexcept {
+  const auto has = [index](const auto& entries) {
+    return std::any_of(entries.begin(), entries.end(),
+                       [index](const auto& e) { return e.index == index; });
+  };
+  return has(pre_enqueue_) || has(pre_filter_) || has(filter_) || has(reserve_) ||
+         has(permit_) || has(pre_bind_);
 }
 
 PreFilterOutcome Framework::RunPreFilter(const PodInfo& pod, const Snapshot& snapshot,
@@ -805,9 +821,10 @@ Status Framework::RunPreBind(CycleState& state, const PodInfo& pod,
   return Status::Success();
 }
 
-Status Framework::RunBind(CycleState& state, const PodInfo& pod, std::string_view node_name) const {
+Status Framework::RunBind(CycleState& state, const PodInfo& pod, std::string_view node_name,
+                          BindingClient& client) const {
   for (const auto& e : bind_) {
-    Status s = e.plugin->Bind(state, pod, node_name);
+    Status s = e.plugin->Bind(state, pod, node_name, client);
     if (s.IsSkip()) continue;
     return s.WithPlugin(e.index);
   }

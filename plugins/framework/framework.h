@@ -167,8 +167,21 @@ class Framework final : public FrameworkHandle {
   int32_t ScoreWeight(std::string_view plugin_name) const noexcept;
 
   // ---- Queue ----
+  // Every PreEnqueue plugin in order; the first rejection (with its plugin
+  // index) wins.
   Status RunPreEnqueue(const PodInfo& pod) const noexcept;
+  // The PreEnqueue plugins in run order (the queue gates with each one
+  // separately, to know which plugin gated a pod).
+  struct PreEnqueueEntry {
+    PluginIndex index;
+    const PreEnqueuePlugin* plugin;
+  };
+  std::vector<PreEnqueueEntry> PreEnqueuePlugins() const;
   bool QueueLess(const QueuedPodView& a, const QueuedPodView& b) const noexcept;
+  const QueueSortPlugin& queue_sort() const noexcept { return *queue_sort_.front().plugin; }
+  // Whether the plugin runs at an extension point where it can reject a pod
+  // (PreEnqueue, PreFilter, Filter, Reserve, Permit, PreBind).
+  bool CanReject(PluginIndex index) const noexcept;
 
   // ---- Scheduling cycle, step by step ----
   PreFilterOutcome RunPreFilter(const PodInfo& pod, const Snapshot& snapshot,
@@ -217,7 +230,9 @@ class Framework final : public FrameworkHandle {
   PermitDecision RunPermit(CycleState& state, const PodInfo& pod, std::string_view node_name) const;
   Status RunPreBind(CycleState& state, const PodInfo& pod, std::string_view node_name) const;
   // The first Bind plugin that does not Skip decides; Skip when all skip.
-  Status RunBind(CycleState& state, const PodInfo& pod, std::string_view node_name) const;
+  // A plugin that returns Success has asked `client` for the binding.
+  Status RunBind(CycleState& state, const PodInfo& pod, std::string_view node_name,
+                 BindingClient& client) const;
   void RunPostBind(CycleState& state, const PodInfo& pod,
                    std::string_view node_name) const noexcept;
 

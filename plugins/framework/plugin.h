@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/cluster_event.h"
 #include "core/pod_info.h"
 #include "core/snapshot.h"
 #include "plugins/framework/cycle_state.h"
@@ -67,22 +68,52 @@ struct CycleContext {
   const CycleState& state;
 };
 
-// PreEnqueue: runs before a pod enters the active queue.
-// Returns Success to admit the pod, UnschedulableAndUnresolvable (or Pending)
-// to keep it gated. Must be cheap: it runs on every pod add/update event.
+// PreEnqueue: runs before a pod enters the active queue (and before a gang
+// member counts towards its group). Returns Success to admit the pod,
+// UnschedulableAndUnresolvable (or Pending) to keep it gated. Must be cheap: it
+// runs on every pod add/update event.
 class PreEnqueuePlugin : public virtual Plugin {
  public:
   virtual Status PreEnqueue(const PodInfo& pod) const noexcept = 0;
 };
 
-// The queue's view of a pod (the queue owns richer records).
-struct QueuedPodView {
-  const PodInfo* pod = nullptr;
-  Clock::TimePoint timestamp{};  // when the pod was added to the queue
+// The cluster events a plugin reacts to (kube's EnqueueExtensions): a pod this
+// plugin rejected (at PreEnqueue, PreFilter, Filter, Reserve, Permit or
+// PreBind) is retried only after an event it registered, and only when the
+// event's hint says kQueue (no hint: always). A plugin that can reject pods
+// but does not implement this is taken to react to every event (kube's
+// default), so that no pod waits for the unschedulable timeout because of
+// it. Called once, when the scheduler builds its queue.
+struct ClusterEventWithHint {
+  ClusterEvent event;
+  QueueingHintFn hint;  // empty: kQueue for every pod
 };
 
-// QueueSort: strict weak ordering of pods in the active queue. Exactly one per
-// profile. Pure: no state, no failure.
+class EnqueueExtensions : public virtual Plugin {
+ public:
+  virtual std::vector<ClusterEventWithHint> EventsToRegister() const = 0;
+};
+
+// The queue's view of a queued unit: a pod, or for a pod group its first
+// member (the queue owns richer records).
+struct QueuedPodView {
+  QueuedPodView(const PodInfo* queued_pod, Clock::TimePoint queued_at) noexcept
+      : pod(queued_pod),
+        timestamp(queued_at),
+        priority(queued_pod != nullptr ? queued_pod->priority : 0) {}
+  QueuedPodView(const PodInfo* queued_pod, Clock::TimePoint queued_at,
+                int32_t unit_priority) noexcept
+      : pod(queued_pod), timestamp(queued_at), priority(unit_priority) {}
+
+  const PodInfo* pod = nullptr;
+  Clock::TimePoint timestamp{};  // when the unit was added to the queue
+  // The unit's priority: the pod's, or for a pod group its lowest member's.
+  int32_t priority = 0;
+};
+
+// QueueSort: strict weak ordering of units in the active queue. Exactly one
+// per profile, the same in every profile (the queue is shared). Pure: no
+// state, no failure; called on every heap operation, so cheap.
 class QueueSortPlugin : public virtual Plugin {
  public:
   virtual bool Less(const QueuedPodView& a, const QueuedPodView& b) const noexcept = 0;
@@ -212,10 +243,16 @@ class PostFilterPlugin : public virtual Plugin {
   virtual PostFilterResult PostFilter(const PostFilterContext& ctx) const = 0;
 };
 
-// Reserve/Unreserve: called on the loop thread after a node is chosen and the
-// pod assumed. Reserve returns Success or Error/Unschedulable (then every
-// Reserve plugin's Unreserve runs, in reverse order). Unreserve must be
-// idempotent and must not fail.
+// The binding cycle (Reserve, Permit, PreBind, Bind, PostBind, Unreserve)
+// runs on the scheduling loop with the pod's cycle's CycleState: what
+// PreFilter and PreScore wrote for the pod (or for its pod class, when the
+// pass was reused) can be read, and what these plugins write stays the pod's
+// own (CycleState layered over the pass's state) until its bind is settled.
+//
+// Reserve/Unreserve: called after a node is chosen and the pod assumed.
+// Reserve returns Success or Error/Unschedulable (then every Reserve plugin's
+// Unreserve runs, in reverse order). Unreserve must be idempotent and must not
+// fail; it also runs when the bind fails.
 class ReservePlugin : public virtual Plugin {
  public:
   virtual Status Reserve(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
@@ -236,19 +273,34 @@ class PermitPlugin : public virtual Plugin {
                                 std::string_view node_name) = 0;
 };
 
-// PreBind: work before binding (volumes, claims). Success, Error or
-// Unschedulable; runs on the binding path, not the loop.
+// PreBind: work before binding (volumes, claims). Success, Skip, Error or
+// Unschedulable; runs after Permit, on the loop (plugins do no I/O).
 class PreBindPlugin : public virtual Plugin {
  public:
   virtual Status PreBind(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
 };
 
-// Bind: returns Skip when the plugin does not handle this pod, otherwise
-// Success or Error. The I/O itself is done by the runtime's binder on the
-// plugin's behalf.
+// What a Bind plugin may ask of the runtime. Plugins do no I/O: the
+// scheduler's API writer sends the request on the plugin's behalf,
+// asynchronously, and reports the outcome to the scheduling loop (a failed
+// bind unreserves, forgets and requeues the pod; a successful one runs
+// PostBind).
+class BindingClient {
+ public:
+  virtual ~BindingClient() = default;
+  // POST pods/<pod.name>/binding with target `node_name`, conditional on the
+  // pod's uid (kube's DefaultBinder request).
+  virtual void PostBinding(const PodInfo& pod, std::string_view node_name) = 0;
+};
+
+// Bind: returns Skip when the plugin does not handle this pod (the next Bind
+// plugin decides), Success once it has asked `client` for the binding
+// (exactly one PostBinding call; the outcome arrives later), or Error
+// without asking (the pod is unreserved and requeued). Loop thread only.
 class BindPlugin : public virtual Plugin {
  public:
-  virtual Status Bind(CycleState& state, const PodInfo& pod, std::string_view node_name) = 0;
+  virtual Status Bind(CycleState& state, const PodInfo& pod, std::string_view node_name,
+                      BindingClient& client) = 0;
 };
 
 // PostBind: informational, after a successful bind. Cannot fail.

@@ -424,4 +424,13 @@ std::string_view InterPodAffinity::ReasonText(ReasonId reason) const noexcept {
   }
 }
 
+std::vector<ClusterEventWithHint> InterPodAffinity::EventsToRegister() const {
+  return {
+      {{EventResource::kAssignedPod, kActionAdd | kActionUpdatePodLabel | kActionDelete}, {}},
+      {{EventResource::kNode, kActionAdd | kActionUpdateNodeLabel}, {}},
+      {{EventResource::kUnscheduledPod, kActionUpdatePodLabel}, {}},
+      {{EventResource::kNamespace, kActionAdd | kActionUpdate}, {}},
+  };
+}
+
 }  // namespace copse::plugins

@@ -63,7 +63,8 @@ struct InterPodAffinityArgs {
 class InterPodAffinity final : public PreFilterPlugin,
                                public FilterPlugin,
                                public PreScorePlugin,
-                               public ScorePlugin {
+                               public ScorePlugin,
+                               public EnqueueExtensions {
  public:
   enum Reason : ReasonId {
     kReasonAffinity = 1,
@@ -74,6 +75,8 @@ class InterPodAffinity final : public PreFilterPlugin,
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs* args);
 
   std::string_view Name() const noexcept override { return kInterPodAffinityName; }
+  // kube-scheduler's EventsToRegister for this plugin (v1.32).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
   Status PreFilter(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,
                    PreFilterResult& result) const override;
   bool HasPreFilterExtensions() const noexcept override { return true; }

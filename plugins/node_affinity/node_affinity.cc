@@ -265,4 +265,11 @@ Result<std::unique_ptr<Plugin>> NodeAffinity::Create(const PluginArgs* args) {
   return std::unique_ptr<Plugin>(std::make_unique<NodeAffinity>(std::move(*typed)));
 }
 
+std::vector<ClusterEventWithHint> NodeAffinity::EventsToRegister() const {
+  return {
+      {{EventResource::kNode, kActionAdd | kActionUpdateNodeLabel}, {}},
+      {{EventResource::kUnscheduledPod, kActionUpdate}, {}},
+  };
+}
+
 }  // namespace copse::plugins

@@ -43,13 +43,16 @@ struct NodeAffinityArgs {
 class NodeAffinity final : public PreFilterPlugin,
                            public FilterPlugin,
                            public PreScorePlugin,
-                           public ScorePlugin {
+                           public ScorePlugin,
+                           public EnqueueExtensions {
  public:
   enum Reason : ReasonId { kReasonPod = 1, kReasonEnforced = 2, kReasonConflict = 3 };
 
   explicit NodeAffinity(NodeAffinityArgs args) : args_(std::move(args)) {}
 
   std::string_view Name() const noexcept override { return kNodeAffinityName; }
+  // kube-scheduler's EventsToRegister for this plugin (v1.32).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
   Status PreFilter(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,
                    PreFilterResult& result) const override;
   void Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,

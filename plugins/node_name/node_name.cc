@@ -26,4 +26,10 @@ Result<std::unique_ptr<Plugin>> NodeName::Create(const PluginArgs* /*args*/) {
   return std::unique_ptr<Plugin>(std::make_unique<NodeName>());
 }
 
+std::vector<ClusterEventWithHint> NodeName::EventsToRegister() const {
+  return {
+      {{EventResource::kNode, kActionAdd | kActionUpdate}, {}},
+  };
+}
+
 }  // namespace copse::plugins

@@ -20,11 +20,14 @@ namespace copse::plugins {
 
 inline constexpr std::string_view kNodeNameName = "NodeName";
 
-class NodeName final : public FilterPlugin {
+class NodeName final : public FilterPlugin,
+                       public EnqueueExtensions {
  public:
   enum Reason : ReasonId { kReasonNodeName = 1 };
 
   std::string_view Name() const noexcept override { return kNodeNameName; }
+  // kube-scheduler's EventsToRegister for this plugin (v1.32).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
   void Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,
               std::span<Status> out) const noexcept override;
 

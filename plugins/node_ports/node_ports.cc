@@ -33,4 +33,11 @@ Result<std::unique_ptr<Plugin>> NodePorts::Create(const PluginArgs* /*args*/) {
   return std::unique_ptr<Plugin>(std::make_unique<NodePorts>());
 }
 
+std::vector<ClusterEventWithHint> NodePorts::EventsToRegister() const {
+  return {
+      {{EventResource::kAssignedPod, kActionDelete}, {}},
+      {{EventResource::kNode, kActionAdd | kActionUpdate}, {}},
+  };
+}
+
 }  // namespace copse::plugins

@@ -22,11 +22,14 @@ namespace copse::plugins {
 
 inline constexpr std::string_view kNodePortsName = "NodePorts";
 
-class NodePorts final : public PreFilterPlugin, public FilterPlugin {
+class NodePorts final : public PreFilterPlugin, public FilterPlugin,
+                        public EnqueueExtensions {
  public:
   enum Reason : ReasonId { kReasonPortsInUse = 1 };
 
   std::string_view Name() const noexcept override { return kNodePortsName; }
+  // kube-scheduler's EventsToRegister for this plugin (v1.32).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
   Status PreFilter(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,
                    PreFilterResult& result) const override;
   void Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,

@@ -351,4 +351,13 @@ Status Fit::Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
   return Status::Success();
 }
 
+std::vector<ClusterEventWithHint> Fit::EventsToRegister() const {
+  return {
+      {{EventResource::kAssignedPod, kActionDelete | kActionUpdatePodScaleDown}, {}},
+      {{EventResource::kNode, kActionAdd | kActionUpdateNodeAllocatable | kActionUpdateNodeTaint |
+                   kActionUpdateNodeLabel}, {}},
+      {{EventResource::kUnscheduledPod, kActionUpdatePodScaleDown}, {}},
+  };
+}
+
 }  // namespace copse::plugins

@@ -74,7 +74,8 @@ struct FitArgs {
 class Fit final : public PreFilterPlugin,
                   public FilterPlugin,
                   public PreScorePlugin,
-                  public ScorePlugin {
+                  public ScorePlugin,
+                  public EnqueueExtensions {
  public:
   // detail: bit i set when resource id i is insufficient (bit kResourceIdPods: too many pods).
   enum Reason : ReasonId { kReasonInsufficient = 1 };
@@ -83,6 +84,8 @@ class Fit final : public PreFilterPlugin,
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs* args);
 
   std::string_view Name() const noexcept override { return kNodeResourcesFitName; }
+  // kube-scheduler's EventsToRegister for this plugin (v1.32).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
   Status PreFilter(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,
                    PreFilterResult& result) const override;
   void Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,

@@ -29,4 +29,11 @@ Result<std::unique_ptr<Plugin>> NodeUnschedulable::Create(const PluginArgs* /*ar
   return std::unique_ptr<Plugin>(std::make_unique<NodeUnschedulable>());
 }
 
+std::vector<ClusterEventWithHint> NodeUnschedulable::EventsToRegister() const {
+  return {
+      {{EventResource::kNode, kActionAdd | kActionUpdateNodeTaint}, {}},
+      {{EventResource::kUnscheduledPod, kActionUpdatePodToleration}, {}},
+  };
+}
+
 }  // namespace copse::plugins

@@ -21,11 +21,14 @@ namespace copse::plugins {
 
 inline constexpr std::string_view kNodeUnschedulableName = "NodeUnschedulable";
 
-class NodeUnschedulable final : public FilterPlugin {
+class NodeUnschedulable final : public FilterPlugin,
+                                public EnqueueExtensions {
  public:
   enum Reason : ReasonId { kReasonUnschedulable = 1 };
 
   std::string_view Name() const noexcept override { return kNodeUnschedulableName; }
+  // kube-scheduler's EventsToRegister for this plugin (v1.32).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
   void Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,
               std::span<Status> out) const noexcept override;
 

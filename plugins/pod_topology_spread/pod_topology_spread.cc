@@ -383,4 +383,12 @@ std::string_view PodTopologySpread::ReasonText(ReasonId reason) const noexcept {
   }
 }
 
+std::vector<ClusterEventWithHint> PodTopologySpread::EventsToRegister() const {
+  return {
+      {{EventResource::kAssignedPod, kActionAdd | kActionUpdatePodLabel | kActionDelete}, {}},
+      {{EventResource::kNode, kActionAdd | kActionDelete | kActionUpdate}, {}},
+      {{EventResource::kUnscheduledPod, kActionUpdatePodLabel}, {}},
+  };
+}
+
 }  // namespace copse::plugins

@@ -65,13 +65,16 @@ struct PodTopologySpreadArgs {
 class PodTopologySpread final : public PreFilterPlugin,
                                 public FilterPlugin,
                                 public PreScorePlugin,
-                                public ScorePlugin {
+                                public ScorePlugin,
+                                public EnqueueExtensions {
  public:
   enum Reason : ReasonId { kReasonConstraintsNotMatch = 1, kReasonNodeLabelNotMatch = 2 };
 
   static Result<std::unique_ptr<Plugin>> Create(const PluginArgs* args);
 
   std::string_view Name() const noexcept override { return kPodTopologySpreadName; }
+  // kube-scheduler's EventsToRegister for this plugin (v1.32).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
   Status PreFilter(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,
                    PreFilterResult& result) const override;
   bool HasPreFilterExtensions() const noexcept override { return true; }

@@ -3,8 +3,8 @@
 namespace copse::plugins {
 
 bool PrioritySort::Less(const QueuedPodView& a, const QueuedPodView& b) const noexcept {
-  const int32_t pa = a.pod->priority;
-  const int32_t pb = b.pod->priority;
+  const int32_t pa = a.priority;
+  const int32_t pb = b.priority;
   return pa > pb || (pa == pb && a.timestamp < b.timestamp);
 }
 

@@ -3,7 +3,8 @@
 // order they entered the queue (kube-scheduler queuesort.PrioritySort).
 //
 // Algorithm:
-//   1. Compare PodInfo::priority; the higher one goes first.
+//   1. Compare the units' priorities (a pod's own, a pod group's lowest
+//      member's); the higher one goes first.
 //   2. On a tie, the earlier queue timestamp goes first.
 //
 // Thread-safety: stateless.

@@ -101,4 +101,11 @@ Result<std::unique_ptr<Plugin>> TaintToleration::Create(const PluginArgs* /*args
   return std::unique_ptr<Plugin>(std::make_unique<TaintToleration>());
 }
 
+std::vector<ClusterEventWithHint> TaintToleration::EventsToRegister() const {
+  return {
+      {{EventResource::kNode, kActionAdd | kActionUpdateNodeTaint}, {}},
+      {{EventResource::kUnscheduledPod, kActionUpdatePodToleration}, {}},
+  };
+}
+
 }  // namespace copse::plugins

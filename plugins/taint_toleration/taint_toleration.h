@@ -31,12 +31,15 @@ inline constexpr std::string_view kTaintTolerationName = "TaintToleration";
 class TaintToleration final : public PreFilterPlugin,
                               public FilterPlugin,
                               public PreScorePlugin,
-                              public ScorePlugin {
+                              public ScorePlugin,
+                              public EnqueueExtensions {
  public:
   // arg: the taint id in the snapshot's taint table.
   enum Reason : ReasonId { kReasonUntoleratedTaint = 1 };
 
   std::string_view Name() const noexcept override { return kTaintTolerationName; }
+  // kube-scheduler's EventsToRegister for this plugin (v1.32).
+  std::vector<ClusterEventWithHint> EventsToRegister() const override;
   Status PreFilter(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,
                    PreFilterResult& result) const override;
   void Filter(const CycleContext& ctx, std::span<const NodeIndex> nodes,

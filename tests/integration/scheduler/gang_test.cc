@@ -87,7 +87,7 @@ TEST(GangIntegration, TwoHundredRandomGangsAreAllOrNothing) {
   // Quiescent: nothing assumed in flight, and every group's PodGroupScheduled
   // agrees with its bound members (True exactly when >= minCount are bound).
   ASSERT_TRUE(WaitUntil([&] {
-    if (cluster.scheduler()->cache().stats().assumed_pods != 0) return false;
+    if (cluster.scheduler()->stats().assumed_pods != 0) return false;
     const auto bound = BoundPerGroup(cluster.Pods());
     for (const auto& [name, min] : min_count) {
       kube::PodGroup group;
@@ -132,7 +132,7 @@ TEST(GangIntegration, TwoGangsNeedingSixtyPercentEach) {
     kube::PodGroup a, b;
     return GroupCondition(cluster, "left", &a) != nullptr &&
            GroupCondition(cluster, "right", &b) != nullptr &&
-           cluster.scheduler()->cache().stats().assumed_pods == 0;
+           cluster.scheduler()->stats().assumed_pods == 0;
   }));
   const auto bound = BoundPerGroup(cluster.Pods());
   const int left = bound.contains("left") ? bound.at("left") : 0;

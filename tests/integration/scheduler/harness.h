@@ -22,6 +22,7 @@
 #include "apiserver/apiserver.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
+#include "deploy/crds.h"
 #include "kube/client.h"
 #include "kube/node.h"
 #include "kube/pod.h"
@@ -81,11 +82,20 @@ class Cluster {
     auto client = kube::Client::Create(config, io_->executor());
     ASSERT_TRUE(client.ok()) << client.error().ToString();
     if (options.seed == 0) options.seed = 42;
-    options.pod_initial_backoff = std::chrono::milliseconds(50);
-    options.pod_max_backoff = std::chrono::milliseconds(200);
-    options.unschedulable_flush_interval = std::chrono::milliseconds(500);
-    options.pod_max_in_unschedulable = std::chrono::seconds(1);
-    options.pod_group_max_backoff = std::chrono::milliseconds(400);
+    // Short backoffs and a quick unschedulable flush, unless the test set its own.
+    const SchedulerOptions defaults;
+    auto shorten = [](auto& value, auto default_value, auto test_value) {
+      if (value == default_value) value = test_value;
+    };
+    shorten(options.pod_initial_backoff, defaults.pod_initial_backoff,
+            std::chrono::milliseconds(50));
+    shorten(options.pod_max_backoff, defaults.pod_max_backoff, std::chrono::milliseconds(200));
+    shorten(options.unschedulable_flush_interval, defaults.unschedulable_flush_interval,
+            std::chrono::milliseconds(500));
+    shorten(options.pod_max_in_unschedulable, defaults.pod_max_in_unschedulable,
+            std::chrono::seconds(1));
+    shorten(options.pod_group_max_backoff, defaults.pod_group_max_backoff,
+            std::chrono::milliseconds(400));
     auto scheduler = Scheduler::Create(*client, options);
     ASSERT_TRUE(scheduler.ok()) << scheduler.error().ToString();
     scheduler_ = std::move(scheduler).value();
@@ -196,6 +206,21 @@ inline std::string PodJson(const PodSpecOptions& p) {
          (p.priority_class.empty() ? "" : R"(,"priorityClassName":")" + p.priority_class + "\"") +
          R"(,"containers":[{"name":"main","image":"pause","resources":{"requests":{"cpu":")" +
          p.cpu + R"(","memory":")" + p.memory + R"("}}}])" + p.extra_spec + "}}";
+}
+
+// Serves scheduling.copse.dev PodGroup and Topology, as `copse local` does.
+inline void InstallCopseCrds(Cluster& cluster) {
+  int installed = 0;
+  for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
+    if (!file.path.starts_with("crds/copse/")) continue;
+    Result<std::vector<std::string>> docs = deploy::YamlDocumentsToJson(file.content);
+    ASSERT_TRUE(docs.ok()) << file.path;
+    for (const std::string& doc : *docs) {
+      cluster.Create(kube::resources::kCustomResourceDefinitions, "", doc);
+      ++installed;
+    }
+  }
+  ASSERT_EQ(installed, 2);
 }
 
 inline const kube::Condition* PodScheduledCondition(const kube::Pod& pod) {

@@ -9,8 +9,6 @@
 #include <regex>
 #include <set>
 
-#include "queue/scheduling_queue.h"
-#include "scheduler/cache.h"
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
@@ -401,7 +399,7 @@ TEST(SchedulerIntegration, SchedulingGatesHoldPodsUntilRemoved) {
   EXPECT_EQ(c->reason, "SchedulingGated");
   EXPECT_EQ(c->message, "Scheduling is blocked due to non-empty scheduling gates");
   ASSERT_TRUE(WaitUntil([&] {
-    return cluster.scheduler()->queue().List(queue::QueueLocation::kGated).size() == 1;
+    return cluster.scheduler()->stats().gated_units == 1;
   }));
   EXPECT_EQ(cluster.scheduler()->stats().attempts, 0u) << "gated pods cost no cycles";
   auto patched = cluster.store().Patch(kPods, "default", "gated", api::PatchType::kMerge,

@@ -105,20 +105,6 @@ TEST(ServedApisIntegration, WithoutPolicyV1BudgetsAreReadFromV1beta1) {
   for (const std::string& v : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << v;
 }
 
-void InstallCopseCrds(Cluster& cluster) {
-  int installed = 0;
-  for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
-    if (!file.path.starts_with("crds/copse/")) continue;
-    Result<std::vector<std::string>> docs = deploy::YamlDocumentsToJson(file.content);
-    ASSERT_TRUE(docs.ok()) << file.path;
-    for (const std::string& doc : *docs) {
-      cluster.Create(kube::resources::kCustomResourceDefinitions, "", doc);
-      ++installed;
-    }
-  }
-  ASSERT_EQ(installed, 2);
-}
-
 std::string CopseGroupJson(const std::string& name, int min_member) {
   return R"({"apiVersion":"scheduling.copse.dev/v1alpha1","kind":"PodGroup","metadata":{"name":")" +
          name + R"(","namespace":"default"},"spec":{"minMember":)" + std::to_string(min_member) +

@@ -14,7 +14,6 @@
 #include <random>
 #include <set>
 
-#include "deploy/crds.h"
 #include "kube/pod_group.h"
 #include "scheduler/cache.h"
 #include "tests/integration/scheduler/harness.h"
@@ -29,21 +28,6 @@ using kube::resources::kPods;
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 constexpr const char* kBlock = "copse.dev/block";
 constexpr const char* kRack = "copse.dev/rack";
-
-// Serves scheduling.copse.dev PodGroup and Topology, as `copse local` does.
-void InstallCopseCrds(Cluster& cluster) {
-  int installed = 0;
-  for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
-    if (!file.path.starts_with("crds/copse/")) continue;
-    Result<std::vector<std::string>> docs = deploy::YamlDocumentsToJson(file.content);
-    ASSERT_TRUE(docs.ok()) << file.path;
-    for (const std::string& doc : *docs) {
-      cluster.Create(kube::resources::kCustomResourceDefinitions, "", doc);
-      ++installed;
-    }
-  }
-  ASSERT_EQ(installed, 2);
-}
 
 std::string TopologyJson(const std::string& name) {
   return R"({"apiVersion":"scheduling.copse.dev/v1alpha1","kind":"Topology","metadata":{"name":")" +
@@ -200,7 +184,7 @@ TEST(TopologyIntegration, RandomGangsPackIntoOneRack) {
   // bound members (True exactly when the gang is whole).
   ASSERT_TRUE(WaitUntil(
       [&] {
-        if (cluster.scheduler()->cache().stats().assumed_pods != 0) return false;
+        if (cluster.scheduler()->stats().assumed_pods != 0) return false;
         const auto bound = BoundPerGang(cluster);
         for (const auto& [name, size] : size_of) {
           auto group = GetGroup(cluster, name);

@@ -80,7 +80,11 @@ class FakeBinding final : public ReservePlugin, public PermitPlugin, public Bind
     log_->push_back("unreserve " + name_);
   }
   PermitDecision Permit(CycleState&, const PodInfo&, std::string_view) override { return permit_; }
-  Status Bind(CycleState&, const PodInfo&, std::string_view) override { return bind_; }
+  Status Bind(CycleState&, const PodInfo& pod, std::string_view node,
+              BindingClient& client) override {
+    if (bind_.IsSuccess()) client.PostBinding(pod, node);
+    return bind_;
+  }
 
  private:
   std::string name_;
@@ -88,6 +92,15 @@ class FakeBinding final : public ReservePlugin, public PermitPlugin, public Bind
   Status reserve_;
   PermitDecision permit_;
   Status bind_;
+};
+
+// Records the bindings Bind plugins ask for (the runtime's would POST them).
+class RecordingBindingClient final : public BindingClient {
+ public:
+  void PostBinding(const PodInfo& pod, std::string_view node) override {
+    requests.push_back(pod.name + "->" + std::string(node));
+  }
+  std::vector<std::string> requests;
 };
 
 template <typename T, typename... Args>
@@ -231,9 +244,11 @@ TEST_F(RunnerTest, BindingCycle) {
   PermitDecision permit = fw->RunPermit(state, *pod, "n1");
   EXPECT_EQ(permit.status.code, Code::kWait);
   EXPECT_EQ(permit.timeout, std::chrono::seconds(5));
-  Status bind = fw->RunBind(state, *pod, "n1");
+  RecordingBindingClient client;
+  Status bind = fw->RunBind(state, *pod, "n1", client);
   EXPECT_TRUE(bind.IsSuccess());
   EXPECT_EQ(bind.plugin, *fw->FindPlugin("R2"));
+  EXPECT_EQ(client.requests, (std::vector<std::string>{"p->n1"})) << "R1 skipped, R2 asked once";
 }
 
 TEST_F(RunnerTest, FailedReserveUnreservesEverythingInReverse) {
@@ -251,7 +266,9 @@ TEST_F(RunnerTest, FailedReserveUnreservesEverythingInReverse) {
   EXPECT_EQ(log, (std::vector<std::string>{"reserve R1 n0", "reserve R2 n0", "unreserve R2",
                                            "unreserve R1"}));
   EXPECT_EQ(fw->RunPermit(state, *pod, "n0").status.code, Code::kUnschedulable);
-  EXPECT_TRUE(fw->RunBind(state, *pod, "n0").IsSkip());
+  RecordingBindingClient client;
+  EXPECT_TRUE(fw->RunBind(state, *pod, "n0", client).IsSkip());
+  EXPECT_TRUE(client.requests.empty());
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -10,7 +9,6 @@
 #include <random>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/clock.h"
@@ -620,71 +618,6 @@ TEST_F(SchedulingQueueTest, DoneAfterSuccessRemovesTheUnit) {
   queue->Done(popped->key());
   EXPECT_EQ(queue->PendingUnits(), PendingCounts{});
   EXPECT_FALSE(queue->Find(Key("p")).has_value());
-}
-
-// ---------------------------------------------------------------------------
-// Blocking pop
-
-TEST_F(SchedulingQueueTest, PopWaitWakesOnAddFromAnotherThread) {
-  auto queue = NewQueue();
-  std::optional<PoppedUnit> result;
-  std::thread loop([&] { result = queue->PopWait(std::chrono::steady_clock::now() + 60s); });
-  // Wait until the loop is blocked (no sleeping: the waiter count is exact).
-  const auto give_up = std::chrono::steady_clock::now() + 30s;
-  while (queue->NumPopWaiters() == 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::yield();
-  }
-  ASSERT_EQ(queue->NumPopWaiters(), 1u);
-  const auto added_at = std::chrono::steady_clock::now();
-  queue->Add(MakePod("wake-up"));
-  loop.join();
-  ASSERT_TRUE(result.has_value());
-  EXPECT_EQ(result->pod().name, "wake-up");
-  EXPECT_LT(std::chrono::steady_clock::now() - added_at, 30s);  // woken, not timed out
-  EXPECT_EQ(queue->NumPopWaiters(), 0u);
-}
-
-TEST_F(SchedulingQueueTest, PopWaitWakesOnBackoffFlush) {
-  auto queue = NewQueue();
-  queue->Add(MakePod("p"));
-  std::optional<PoppedUnit> first = queue->Pop();
-  ASSERT_TRUE(first.has_value());
-  ASSERT_EQ(queue->AddErroredIfNotPresent(first->key(), first->cycle), QueueLocation::kBackoff);
-  std::optional<PoppedUnit> result;
-  std::thread loop([&] { result = queue->PopWait(std::chrono::steady_clock::now() + 60s); });
-  const auto give_up = std::chrono::steady_clock::now() + 30s;
-  while (queue->NumPopWaiters() == 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::yield();
-  }
-  clock_.Advance(1s);
-  EXPECT_EQ(queue->FlushBackoffQCompleted(), 1u);
-  loop.join();
-  ASSERT_TRUE(result.has_value());
-  EXPECT_EQ(result->attempts, 2);
-}
-
-TEST_F(SchedulingQueueTest, PopWaitReturnsAtDeadlineOrOnClose) {
-  auto queue = NewQueue();
-  EXPECT_FALSE(queue->PopWait(std::chrono::steady_clock::now() + 10ms).has_value());
-
-  std::optional<PoppedUnit> result;
-  std::atomic<bool> returned{false};
-  std::thread loop([&] {
-    result = queue->PopWait(std::chrono::steady_clock::now() + 60s);
-    returned = true;
-  });
-  const auto give_up = std::chrono::steady_clock::now() + 30s;
-  while (queue->NumPopWaiters() == 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::yield();
-  }
-  ASSERT_EQ(queue->NumPopWaiters(), 1u);
-  EXPECT_FALSE(returned);
-  queue->Close();
-  loop.join();
-  EXPECT_TRUE(returned);
-  EXPECT_FALSE(result.has_value());
-  queue->Add(MakePod("after-close"));
-  EXPECT_FALSE(queue->Pop().has_value());
 }
 
 // ---------------------------------------------------------------------------

@@ -259,7 +259,7 @@ TEST(GangTracker, BarrierWaitsForTheObjectAndForMinCount) {
   EXPECT_EQ(d.members.size(), 3u);
   EXPECT_EQ(d.key, GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "default", "g"));
   // A bound member still counts towards the barrier but is not queued.
-  d = tracker.MarkBound(*c);
+  d = tracker.MarkBound(c);
   ASSERT_EQ(d.readiness, GangTracker::Readiness::kReady);
   EXPECT_EQ(d.members.size(), 2u);
   EXPECT_TRUE(tracker.MarkScheduledReported(d.key));
@@ -267,24 +267,6 @@ TEST(GangTracker, BarrierWaitsForTheObjectAndForMinCount) {
   d = tracker.Remove(*Member("a", "g"));
   d = tracker.Remove(*Member("b", "g"));
   EXPECT_EQ(d.readiness, GangTracker::Readiness::kEmpty);
-}
-
-TEST(GangTracker, ReadyGroupsListsExactlyTheGroupsThatMayBeQueued) {
-  GangTracker tracker;
-  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("ready", 2));
-  tracker.UpsertPending(Member("r1", "ready"));
-  tracker.UpsertPending(Member("r2", "ready"));
-  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("short", 3));
-  tracker.UpsertPending(Member("s1", "short"));
-  tracker.UpsertPending(Member("orphan", "missing"));  // no PodGroup object
-  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("done", 1));
-  auto d1 = Member("d1", "done");
-  tracker.UpsertPending(d1);
-  tracker.MarkBound(*d1);  // nothing left pending
-  std::vector<GangTracker::Decision> ready = tracker.ReadyGroups();
-  ASSERT_EQ(ready.size(), 1u);
-  EXPECT_EQ(ready[0].key, GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "default", "ready"));
-  EXPECT_EQ(ready[0].members.size(), 2u);
 }
 
 // The scheduler skips re-deriving a group's spec for an update of the same
@@ -303,6 +285,73 @@ TEST(GangTracker, HasSpecFromMatchesTheObjectAndGeneration) {
   EXPECT_FALSE(tracker.HasSpecFrom(key, "uid-2", 3));
   tracker.RemoveSpec(PodInfo::GroupKind::kWorkloadPodGroup, "default", "g");
   EXPECT_FALSE(tracker.HasSpecFrom(key, "uid-1", 3));
+}
+
+// Ownership (issue 14): a group none of whose members is copse's is never
+// queued; one whose members name several schedulers is not either, and says
+// so; gated members count for ownership (not for the minimum).
+TEST(GangTracker, OwnershipFollowsEveryMembersScheduler) {
+  GangTracker tracker({"copse-scheduler", "copse-gpu"});
+  const auto key = GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "default", "g");
+  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("g", 2));
+  auto foreign = Member("f", "g");
+  foreign->scheduler_name = "default-scheduler";
+  auto d = tracker.UpsertPending(foreign);
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kNotOurs);
+  EXPECT_TRUE(d.waiting.empty()) << "nobody to tell";
+  EXPECT_EQ(tracker.OwnershipOf(key), GangTracker::Ownership::kNone);
+
+  auto ours = Member("o", "g");
+  d = tracker.UpsertGated(ours);  // gated: counts for ownership, not for the minimum
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kMixedSchedulers);
+  EXPECT_EQ(tracker.OwnershipOf(key), GangTracker::Ownership::kMixed);
+  EXPECT_EQ(d.message,
+            "pod group default/g: members name different schedulers (copse-scheduler, "
+            "default-scheduler); every member of a group must use the same schedulerName");
+  EXPECT_EQ(tracker.SchedulerNames(key),
+            (std::vector<std::string>{"copse-scheduler", "default-scheduler"}));
+
+  d = tracker.Remove(*foreign);
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kEmpty) << "the gated member is not pending";
+  EXPECT_EQ(tracker.OwnershipOf(key), GangTracker::Ownership::kOurs);
+  d = tracker.UpsertPending(ours);  // its gate was lifted
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kWaitingForMembers);
+  auto other_profile = Member("p", "g");
+  other_profile->scheduler_name = "copse-gpu";
+  d = tracker.UpsertPending(other_profile);
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kMixedSchedulers)
+      << "two of copse's profiles in one group are still different schedulers";
+  d = tracker.Remove(*other_profile);
+  auto second = Member("o2", "g");
+  d = tracker.UpsertPending(second);
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kReady);
+  EXPECT_EQ(tracker.Info(key).ownership, GangTracker::Ownership::kOurs);
+}
+
+// Warnings about a group's object wait until the group is copse's: a group
+// of other schedulers' pods gets no event from copse.
+TEST(GangTracker, SpecEventsAreHeldUntilTheGroupIsCopses) {
+  GangTracker tracker;
+  const auto key = GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup, "default", "bad");
+  auto d = tracker.SetInvalidSpec(PodInfo::GroupKind::kWorkloadPodGroup, "default", "bad",
+                                  "PodGroup default/bad is invalid: spec.x: Required value",
+                                  {"uid-1", 1, "InvalidSpec", "spec.x: Required value"});
+  EXPECT_FALSE(d.spec_events);
+  EXPECT_TRUE(tracker.TakeSpecEvents(key).empty()) << "no member yet: not copse's";
+  auto foreign = Member("f", "bad");
+  foreign->scheduler_name = "default-scheduler";
+  d = tracker.UpsertPending(foreign);
+  EXPECT_FALSE(d.spec_events);
+  EXPECT_TRUE(tracker.TakeSpecEvents(key).empty());
+  tracker.Remove(*foreign);
+  d = tracker.UpsertPending(Member("o", "bad"));
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kMissingSpec);
+  EXPECT_EQ(d.message, "PodGroup default/bad is invalid: spec.x: Required value");
+  EXPECT_TRUE(d.spec_events);
+  std::vector<GangTracker::SpecEvent> events = tracker.TakeSpecEvents(key);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "InvalidSpec");
+  EXPECT_TRUE(tracker.TakeSpecEvents(key).empty()) << "handed out once";
 }
 
 TEST(GangTracker, CopseAndWorkloadGroupsWithOneNameDoNotCollide) {

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <any>
 #include <cstdio>
 #include <fstream>
@@ -581,10 +583,12 @@ profiles:
   ASSERT_TRUE(r.ok()) << r.error().message;
   const auto& mp = r->profiles[0].plugins.multi_point.enabled;
   // Same position as in the default list (after TaintToleration), new weight.
-  ASSERT_GE(mp.size(), 5u);
-  EXPECT_EQ(mp[3].name, "TaintToleration");
-  EXPECT_EQ(mp[4].name, "NodeAffinity");
-  EXPECT_EQ(mp[4].weight, 9);
+  const auto taints = std::find_if(mp.begin(), mp.end(),
+                                   [](const auto& p) { return p.name == "TaintToleration"; });
+  ASSERT_NE(taints, mp.end());
+  ASSERT_NE(taints + 1, mp.end());
+  EXPECT_EQ(taints[1].name, "NodeAffinity");
+  EXPECT_EQ(taints[1].weight, 9);
   auto fw = Build(r->profiles[0]);
   ASSERT_NE(fw, nullptr);
   EXPECT_EQ(fw->ScoreWeight("NodeAffinity"), 9);
@@ -698,7 +702,9 @@ profiles:
   EXPECT_EQ(args->limit, 7);
   auto fw = Build(r->profiles[0]);
   ASSERT_NE(fw, nullptr);
-  EXPECT_THAT(fw->PluginNames(ExtensionPoint::kPreEnqueue), ElementsAre("Gate"));
+  // After the default profile's own PreEnqueue plugin.
+  EXPECT_THAT(fw->PluginNames(ExtensionPoint::kPreEnqueue),
+              ElementsAre("SchedulingGates", "Gate"));
 
   // The plugin's own validation is reported under the pluginConfig entry.
   const std::string bad_doc = Doc(kCopse, R"(

@@ -1,0 +1,301 @@
+#include "scheduler/loop.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/log.h"
+#include "kube/pod_group.h"
+#include "scheduler/config/metrics.h"
+#include "scheduler/queue_profile.h"
+
+namespace copse::scheduler {
+namespace {
+
+queue::QueueOptions QueueOptionsOf(const SchedulerOptions& options, const Profiles& profiles) {
+  queue::QueueOptions qo;
+  qo.pod_initial_backoff = options.pod_initial_backoff;
+  qo.pod_max_backoff = options.pod_max_backoff;
+  qo.pod_max_in_unschedulable_pods = options.pod_max_in_unschedulable;
+  qo.pod_group_max_backoff = options.pod_group_max_backoff;
+  // One activeQ for every profile: they share the QueueSort plugin.
+  qo.less = QueueSortLess(profiles.at(0));
+  return qo;
+}
+
+std::vector<queue::QueueProfile> QueueProfilesOf(const Profiles& profiles) {
+  std::vector<queue::QueueProfile> out;
+  for (size_t i = 0; i < profiles.size(); ++i) out.push_back(BuildQueueProfile(profiles.at(i)));
+  return out;
+}
+
+CycleEnvOptions EnvOptionsOf(const SchedulerOptions& options) {
+  CycleEnvOptions eo;
+  eo.parallelism = options.parallelism;
+  eo.filter_chunk_size = options.filter_chunk_size;
+  eo.batch_pod_classes = options.batch_pod_classes;
+  eo.seed = options.seed;
+  return eo;
+}
+
+StatusReporterOptions ReporterOptionsOf(const SchedulerOptions& options) {
+  StatusReporterOptions ro;
+  ro.waiting_report_delay = options.waiting_report_delay;
+  return ro;
+}
+
+// How long the loop sleeps at most: the injected clock may be a FakeClock
+// that tests move without telling anyone, and an assumed pod's expiry is
+// not tracked as a wake-up of its own.
+constexpr std::chrono::milliseconds kMaxSleep{1000};
+constexpr std::chrono::milliseconds kMetricsInterval{500};
+// While the informers list the cluster: how often their sync is checked.
+constexpr std::chrono::milliseconds kSyncPoll{50};
+// An idle loop woken by an event gathers what follows for this long and
+// applies it as one batch (one wake-up per burst, not per event).
+constexpr std::chrono::microseconds kGather{1000};
+
+}  // namespace
+
+SchedulerLoop::SchedulerLoop(const SchedulerOptions& options, const Profiles& profiles,
+                             ResourceNames& names, Inbox& inbox, ApiWriter& writer,
+                             const Clock& clock)
+    : options_(options),
+      profiles_(profiles),
+      inbox_(inbox),
+      writer_(writer),
+      clock_(clock),
+      cache_(clock, options.assumed_pod_ttl),
+      queue_(clock, QueueOptionsOf(options, profiles), QueueProfilesOf(profiles)),
+      gangs_(profiles.names()),
+      env_(names, EnvOptionsOf(options)),
+      pod_cycle_(profiles, cache_, queue_, env_, clock),
+      workload_cycle_(profiles, cache_, queue_, gangs_, topologies_, env_, clock),
+      reporter_(writer, gangs_, profiles, clock, ReporterOptionsOf(options)),
+      preemption_(writer, queue_, profiles) {}
+
+void SchedulerLoop::Stop() {
+  stopping_.store(true);
+  inbox_.Close();
+}
+
+SchedulerStats SchedulerLoop::stats() const {
+  std::lock_guard lock(published_mu_);
+  return published_;
+}
+
+void SchedulerLoop::Run(const std::function<bool()>& synced) {
+  // 1. Apply what the informers list; schedule only once the cluster state
+  // is known (kube waits for cache sync).
+  while (!stopping_.load()) {
+    ApplyInbox();
+    if (synced()) break;
+    inbox_.WaitUntil(std::chrono::steady_clock::now() + kSyncPoll);
+  }
+  ApplyInbox();  // what was listed before the informers reported synced
+  if (!stopping_.load()) Log(0, "scheduler", "informers synced; scheduling");
+  reporter_.SetPodsSynced();
+  if (!stopping_.load()) reporter_.ReconcileAllProtection();
+  // 2. Events, timers, one cycle at a time.
+  while (!stopping_.load()) {
+    ApplyInbox();
+    RunTimers();
+    Publish();
+    if (std::optional<queue::PoppedUnit> unit = queue_.Pop()) {
+      RunCycle(*unit);
+      continue;
+    }
+    inbox_.WaitUntil(NextWake(), kGather);
+  }
+  ApplyInbox();
+  reporter_.Flush(/*final=*/true);
+  Publish();
+}
+
+void SchedulerLoop::ApplyInbox() {
+  if (!inbox_.Drain(batch_)) return;
+  for (LoopEvent& event : batch_) {
+    std::visit([this](auto& e) { Apply(e); }, event);
+  }
+  batch_.clear();
+}
+
+void SchedulerLoop::RunTimers() {
+  queue_.FlushBackoffQCompleted();
+  const Clock::TimePoint now = clock_.Now();
+  if (options_.metrics != nullptr && now - last_metrics_update_ >= kMetricsInterval) {
+    last_metrics_update_ = now;
+    const queue::PendingCounts pending = queue_.PendingPods();
+    options_.metrics->SetPendingPods(
+        static_cast<int64_t>(pending.active), static_cast<int64_t>(pending.backoff),
+        static_cast<int64_t>(pending.unschedulable), static_cast<int64_t>(pending.gated));
+    options_.metrics->SetBindsInFlight(static_cast<int64_t>(writer_.stats().in_flight));
+  }
+  if (now - last_unschedulable_flush_ >= options_.unschedulable_flush_interval) {
+    last_unschedulable_flush_ = now;
+    queue_.FlushUnschedulablePodsLeftover();
+  }
+  for (const PodPtr& expired : cache_.CleanupExpiredAssumedPods()) {
+    queue_.AssignedPodDeleted(expired);
+  }
+  reporter_.Flush();
+}
+
+std::chrono::steady_clock::time_point SchedulerLoop::NextWake() const {
+  const Clock::TimePoint now = clock_.Now();
+  Clock::TimePoint due = last_unschedulable_flush_ + options_.unschedulable_flush_interval;
+  if (std::optional<Clock::TimePoint> backoff = queue_.NextBackoffExpiry()) {
+    due = std::min(due, *backoff);
+  }
+  if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) due = std::min(due, *report);
+  if (options_.metrics != nullptr) due = std::min(due, last_metrics_update_ + kMetricsInterval);
+  const Clock::Duration wait =
+      std::clamp<Clock::Duration>(due - now, Clock::Duration::zero(), kMaxSleep);
+  return std::chrono::steady_clock::now() + wait;
+}
+
+void SchedulerLoop::RunCycle(const queue::PoppedUnit& unit) {
+  const auto start = std::chrono::steady_clock::now();
+  const SchedulerStats before = stats_;
+  if (unit.kind() == queue::UnitKind::kPodGroup) {
+    CycleOutcome outcome = workload_cycle_.Run(unit);
+    ApplyGroupOutcome(unit, outcome);
+    if (options_.metrics != nullptr) {
+      options_.metrics->ObservePodGroupAttempt(
+          stats_.scheduled > before.scheduled           ? config::AttemptResult::kScheduled
+          : stats_.unschedulable > before.unschedulable ? config::AttemptResult::kUnschedulable
+                                                        : config::AttemptResult::kError,
+          std::chrono::steady_clock::now() - start);
+    }
+  } else {
+    const std::string scheduler_name = unit.pod().scheduler_name;
+    CycleOutcome outcome = pod_cycle_.Run(unit);
+    ApplyPodOutcome(unit, outcome);
+    if (options_.metrics != nullptr && stats_.attempts > before.attempts) {
+      options_.metrics->ObserveScheduleAttempt(
+          scheduler_name,
+          stats_.scheduled > before.scheduled           ? config::AttemptResult::kScheduled
+          : stats_.unschedulable > before.unschedulable ? config::AttemptResult::kUnschedulable
+                                                        : config::AttemptResult::kError,
+          std::chrono::steady_clock::now() - start);
+    }
+  }
+  stats_.scheduling_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void SchedulerLoop::ReportFailed(const CycleOutcome& outcome) {
+  for (const FailedPod& failed : outcome.failed) {
+    reporter_.PodFailed(*failed.pod, outcome.reason, outcome.message, failed.nominated);
+  }
+}
+
+void SchedulerLoop::CountPreemption(const PreemptionPlan& plan) {
+  stats_.preemption_victims += plan.victims.size();
+  if (options_.metrics != nullptr) options_.metrics->ObservePreemptionVictims(plan.victims.size());
+  if (LogEnabled(1) && !plan.nominations.empty()) {
+    Log(1, "scheduler",
+        "preempting " + std::to_string(plan.victims.size()) + " pod(s) for " +
+            (plan.group.empty() ? "pod " + plan.nominations.front().first->FullName()
+                                : "pod group " + plan.group));
+  }
+}
+
+void SchedulerLoop::ApplyPodOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome) {
+  const queue::UnitKey& key = unit.key();
+  if (outcome.kind == CycleOutcome::Kind::kSkipped) {
+    queue_.Done(key);
+    return;
+  }
+  ++stats_.attempts;
+  switch (outcome.kind) {
+    case CycleOutcome::Kind::kPlaced:
+      stats_.batched += outcome.batched;
+      AssumeAndBind(key, unit.cycle, outcome.profile, outcome.placed.front(),
+                    /*group_member=*/false);
+      return;
+    case CycleOutcome::Kind::kError:
+      ++stats_.errors;
+      queue_.AddErroredIfNotPresent(key, unit.cycle);
+      ReportFailed(outcome);
+      return;
+    case CycleOutcome::Kind::kUnschedulable:
+      ++stats_.unschedulable;
+      if (outcome.preemption_attempted && options_.metrics != nullptr) {
+        options_.metrics->IncPreemptionAttempts();
+      }
+      if (outcome.preemption.has_value()) {
+        ++stats_.preemption_attempts;
+        CountPreemption(*outcome.preemption);
+        preemption_.Actuate(*outcome.preemption);
+      }
+      preemption_.Drop(outcome.drop_nominations);
+      queue_.AddUnschedulableIfNotPresent(key, unit.cycle, outcome.rejection);
+      ReportFailed(outcome);
+      return;
+    case CycleOutcome::Kind::kSkipped:
+      return;
+  }
+}
+
+void SchedulerLoop::ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome) {
+  const queue::UnitKey key = unit.key();  // copied: Done/requeue end the popped record
+  if (outcome.kind == CycleOutcome::Kind::kSkipped) {
+    queue_.Done(key);
+    return;
+  }
+  ++stats_.attempts;
+  stats_.batched += outcome.batched;
+  switch (outcome.kind) {
+    case CycleOutcome::Kind::kPlaced: {
+      gangs_.SetPendingVictims(key, {});
+      reporter_.Protect(key);
+      for (const Assignment& assignment : outcome.placed) {
+        AssumeAndBind(key, unit.cycle, outcome.profile, assignment, /*group_member=*/true);
+      }
+      if (outcome.failed.empty()) {
+        queue_.Done(key);
+      } else {
+        queue_.AddUnschedulableIfNotPresent(key, unit.cycle, outcome.rejection);
+        ReportFailed(outcome);
+      }
+      return;
+    }
+    case CycleOutcome::Kind::kError:
+      ++stats_.errors;
+      queue_.AddErroredIfNotPresent(key, unit.cycle);
+      ReportFailed(outcome);
+      reporter_.GroupFailed(key, kube::kReasonSchedulerError, outcome.message);
+      return;
+    case CycleOutcome::Kind::kUnschedulable:
+      ++stats_.unschedulable;
+      if (!outcome.invalid_spec.empty()) reporter_.GroupInvalid(key, outcome.invalid_spec);
+      if (outcome.preemption_attempted) {
+        ++stats_.preemption_attempts;
+        if (options_.metrics != nullptr) options_.metrics->IncPreemptionAttempts();
+      }
+      if (outcome.preemption.has_value()) {
+        CountPreemption(*outcome.preemption);
+        gangs_.SetPendingVictims(key, preemption_.Actuate(*outcome.preemption));
+      }
+      preemption_.Drop(outcome.drop_nominations);
+      queue_.AddUnschedulableIfNotPresent(key, unit.cycle, outcome.rejection);
+      ReportFailed(outcome);
+      reporter_.GroupFailed(key, kube::kReasonUnschedulable, outcome.message);
+      return;
+    case CycleOutcome::Kind::kSkipped:
+      return;
+  }
+}
+
+void SchedulerLoop::Publish() {
+  stats_.assumed_pods = cache_.stats().assumed_pods;
+  const queue::PendingCounts units = queue_.PendingUnits();
+  stats_.active_units = units.active;
+  stats_.backoff_units = units.backoff;
+  stats_.unschedulable_units = units.unschedulable;
+  stats_.gated_units = units.gated;
+  std::lock_guard lock(published_mu_);
+  published_ = stats_;
+}
+
+}  // namespace copse::scheduler

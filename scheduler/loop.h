@@ -1,0 +1,165 @@
+#pragma once
+// SchedulerLoop: the one owner of the scheduler's mutable state (the cache,
+// the scheduling queue, the gang tracker, the Topology catalog, the
+// snapshot) and the only thread that touches it. Informers and the API
+// writer talk to it through its Inbox.
+//
+// Run():
+//   1. Until the informers have synced: apply inbox events only (the cluster
+//      is being listed; nothing is scheduled on a partial view). Then release
+//      the finalizers of groups whose members vanished while copse was down.
+//   2. Each iteration:
+//      a. Drain the inbox and apply the batch in push order
+//         (scheduler/handlers.cc): pods to the cache, the queue and the gang
+//         tracker; nodes, namespaces and PDBs to the cache; cluster events to
+//         the queue (its hints requeue what they may help); gang objects and
+//         Topologies to the tracker and the catalog; bind outcomes to the
+//         binding cycle (scheduler/binding.cc).
+//      b. Timers: backoff expiry, the periodic unschedulable-pods flush
+//         (kube's podMaxInUnschedulablePodsDuration semantic), expired
+//         assumed pods, coalesced status writes and delayed waiting reports,
+//         metrics.
+//      c. Pop one unit: PodCycle or WorkloadCycle computes a CycleOutcome,
+//         which the loop applies: assume + Reserve, Permit, PreBind and Bind
+//         through the profile's plugins for each placement; requeue with the
+//         rejecting plugins (or Done); PodScheduled / PodGroupScheduled
+//         reports; preemption actuation.
+//      d. Nothing to pop: sleep on the inbox until an event arrives or the
+//         next timer is due.
+//   Every wake-up is an inbox event or a timer: there is no periodic resync,
+//   since events are applied in order by one thread and none can be missed.
+//
+// Thread-safety: Run on the loop thread; Stop and stats() from any thread.
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+#include "queue/scheduling_queue.h"
+#include "scheduler/api_writer.h"
+#include "scheduler/cache.h"
+#include "scheduler/cycle_env.h"
+#include "scheduler/gangs.h"
+#include "scheduler/inbox.h"
+#include "scheduler/pod_cycle.h"
+#include "scheduler/preemption_actuator.h"
+#include "scheduler/profiles.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/status_reporter.h"
+#include "scheduler/topology_placement.h"
+#include "scheduler/workload_cycle.h"
+
+namespace copse::scheduler {
+
+class SchedulerLoop {
+ public:
+  // Every reference must outlive the loop.
+  SchedulerLoop(const SchedulerOptions& options, const Profiles& profiles, ResourceNames& names,
+                Inbox& inbox, ApiWriter& writer, const Clock& clock);
+  SchedulerLoop(const SchedulerLoop&) = delete;
+  SchedulerLoop& operator=(const SchedulerLoop&) = delete;
+
+  // Runs until Stop. `synced` tells whether the informers the cycles need
+  // have synced (called on the loop thread).
+  void Run(const std::function<bool()>& synced);
+  // Ends Run (it applies what is queued, flushes coalesced statuses, returns).
+  void Stop();
+  // The counters as of the loop's last iteration.
+  SchedulerStats stats() const;
+
+ private:
+  // An assumed pod whose binding cycle is under way (by uid).
+  struct Binding {
+    PodPtr pod;  // assumed (node_name set)
+    queue::UnitKey key;
+    int64_t cycle = 0;
+    size_t profile = 0;
+    bool group_member = false;
+    int retries = 0;
+    int verifications = 0;  // reads made to learn whether a failed bind took effect
+    uint64_t attempt = 0;   // matches BindDone/BindChecked to the current request
+    Status status_before_check = Status::Ok();  // the failure a read-back settles
+    plugins::CycleState state;                  // layered over the pass that placed the pod
+  };
+  static constexpr int kMaxGroupBindRetries = 3;
+  static constexpr int kMaxBindVerifications = 5;
+
+  // ---- loop.cc ----
+  void ApplyInbox();
+  void RunTimers();
+  std::chrono::steady_clock::time_point NextWake() const;
+  void RunCycle(const queue::PoppedUnit& unit);
+  void ApplyPodOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);
+  void ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);
+  void ReportFailed(const CycleOutcome& outcome);
+  void CountPreemption(const PreemptionPlan& plan);
+  void Publish();
+
+  // ---- handlers.cc: informer events ----
+  void Apply(PodChanged& event);
+  void Apply(PodGone& event);
+  void Apply(NodeChanged& event);
+  void Apply(NodeGone& event);
+  void Apply(NamespaceChanged& event);
+  void Apply(NamespaceGone& event);
+  void Apply(PdbChanged& event);
+  void Apply(PdbGone& event);
+  void Apply(GroupObjectChanged& event);
+  void Apply(GroupObjectGone& event);
+  void Apply(TopologyChanged& event);
+  void Apply(TopologyGone& event);
+  void PendingMember(const PodPtr& pod);
+  void MemberBound(const PodPtr& pod);
+  void MemberGone(const PodInfo& pod);
+  void ApplyDecision(const GangTracker::Decision& decision);
+  bool AllBinding(const queue::PodList& members) const;
+  template <typename T>
+  void OnGroupObject(PodInfo::GroupKind kind, const std::shared_ptr<const T>& object);
+
+  // ---- binding.cc: the binding cycle ----
+  // Assumes the pod on its node and runs Reserve, Permit and PreBind, then
+  // Bind. False when it failed before Bind (the pod is forgotten and reported).
+  bool AssumeAndBind(const queue::UnitKey& key, int64_t cycle, size_t profile,
+                     const Assignment& assignment, bool group_member);
+  // Runs the Bind plugins for a binding (a new attempt).
+  void StartBind(Binding binding);
+  void Apply(BindDone& event);
+  void Apply(BindChecked& event);
+  void BindSucceeded(Binding& binding);
+  void BindFailed(Binding binding, const Status& status);
+  void BindingCycleFailed(const queue::UnitKey& key, int64_t cycle, const PodInfo& pod,
+                          const std::string& message);
+
+  const SchedulerOptions& options_;
+  const Profiles& profiles_;
+  Inbox& inbox_;
+  ApiWriter& writer_;
+  const Clock& clock_;
+
+  Cache cache_;
+  queue::SchedulingQueue queue_;
+  GangTracker gangs_;
+  TopologyCatalog topologies_;
+  CycleEnv env_;
+  PodCycle pod_cycle_;
+  WorkloadCycle workload_cycle_;
+  StatusReporter reporter_;
+  PreemptionActuator preemption_;
+  std::unordered_map<std::string, Binding> bindings_;
+  uint64_t next_attempt_ = 0;
+
+  std::vector<LoopEvent> batch_;
+  std::atomic<bool> stopping_{false};
+  SchedulerStats stats_;
+  Clock::TimePoint last_unschedulable_flush_{};
+  Clock::TimePoint last_metrics_update_{};
+  mutable std::mutex published_mu_;
+  SchedulerStats published_;
+};
+
+}  // namespace copse::scheduler

@@ -1,0 +1,362 @@
+#include "scheduler/status_reporter.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "kube/pod_group.h"
+#include "kube/topology.h"
+
+namespace copse::scheduler {
+namespace {
+
+PodId IdOf(const PodInfo& pod) { return {pod.namespace_name, pod.name, pod.uid}; }
+
+size_t RequiredPods(const GangSpec& spec) {
+  return static_cast<size_t>(std::max(1, spec.IsGang() ? spec.RequiredPods(kRootGroup) : 1));
+}
+
+// The finalizer list with copse's protection added or removed; nullopt when
+// it already is as wanted.
+std::optional<std::vector<std::string>> WithProtection(const kube::ObjectMeta& meta, bool protect) {
+  std::vector<std::string> finalizers = meta.finalizers;
+  const auto it =
+      std::find(finalizers.begin(), finalizers.end(), kube::kPodGroupProtectionFinalizer);
+  if (protect == (it != finalizers.end())) return std::nullopt;
+  if (protect) {
+    finalizers.emplace_back(kube::kPodGroupProtectionFinalizer);
+  } else {
+    finalizers.erase(it);
+  }
+  return finalizers;
+}
+
+}  // namespace
+
+StatusReporter::StatusReporter(ApiWriter& writer, GangTracker& gangs, const Profiles& profiles,
+                               const Clock& clock, StatusReporterOptions options)
+    : writer_(writer), gangs_(gangs), profiles_(profiles), clock_(clock), options_(options) {}
+
+// ------------------------------------------------------------------ pods
+
+void StatusReporter::PodFailed(const PodInfo& pod, std::string_view reason,
+                               const std::string& message, std::optional<std::string> nominated) {
+  if (!profiles_.Owns(pod)) return;
+  std::string& last = last_status_[pod.uid];
+  std::string stamp = std::string(reason) + "\n" + message;
+  if (last == stamp && !nominated.has_value()) return;
+  last = std::move(stamp);
+  PodConditionUpdate condition;
+  condition.reason = std::string(reason);
+  condition.message = message;
+  writer_.PatchPodStatus(IdOf(pod), condition, std::move(nominated));
+  writer_.RecordPodEvent(IdOf(pod), "Warning", "FailedScheduling", message);
+}
+
+void StatusReporter::PodScheduled(const PodInfo& pod) {
+  ForgetPod(pod.uid);
+  if (!profiles_.Owns(pod)) return;
+  writer_.RecordPodEvent(IdOf(pod), "Normal", "Scheduled",
+                         "Successfully assigned " + pod.FullName() + " to " + pod.node_name);
+}
+
+void StatusReporter::ForgetPod(std::string_view uid) {
+  if (last_status_.empty() && waiting_.empty()) return;
+  const std::string key(uid);
+  last_status_.erase(key);
+  waiting_.erase(key);
+}
+
+void StatusReporter::MembersWaiting(const GangTracker::Decision& d) {
+  if (options_.waiting_report_delay <= Clock::Duration::zero()) {
+    for (const PodPtr& pod : d.waiting) PodFailed(*pod, "Unschedulable", d.message, std::nullopt);
+    return;
+  }
+  const Clock::TimePoint due = clock_.Now() + options_.waiting_report_delay;
+  for (const PodPtr& pod : d.waiting) {
+    if (!profiles_.Owns(*pod)) continue;
+    if (waiting_.try_emplace(pod->uid, due).second) {
+      waiting_queue_.push_back(WaitingReport{pod->uid, d.key, due});
+    }
+  }
+}
+
+void StatusReporter::FlushWaitingReports() {
+  std::map<std::string, queue::UnitKey> due_groups;  // each group once
+  const Clock::TimePoint now = clock_.Now();
+  while (!waiting_queue_.empty() && waiting_queue_.front().due <= now) {
+    WaitingReport report = std::move(waiting_queue_.front());
+    waiting_queue_.pop_front();
+    auto it = waiting_.find(report.uid);
+    if (it == waiting_.end() || it->second != report.due) continue;  // cancelled
+    waiting_.erase(it);
+    due_groups.try_emplace(report.key.ToString(), std::move(report.key));
+  }
+  for (const auto& [name, key] : due_groups) {
+    // Still not ready: every member still waiting is told why, now (the
+    // ones whose own delay has not passed yet too: one write each anyway).
+    const GangTracker::Decision d = gangs_.Evaluate(key);
+    if (d.readiness != GangTracker::Readiness::kMissingSpec &&
+        d.readiness != GangTracker::Readiness::kWaitingForMembers) {
+      continue;
+    }
+    for (const PodPtr& pod : d.waiting) waiting_.erase(pod->uid);
+    for (const PodPtr& pod : d.waiting) PodFailed(*pod, "Unschedulable", d.message, std::nullopt);
+  }
+}
+
+// ------------------------------------------------------------------ groups
+
+void StatusReporter::SetGroupObject(std::shared_ptr<const kube::PodGroup> object) {
+  const queue::UnitKey key = GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup,
+                                          object->meta.namespace_, object->meta.name);
+  objects_[key.ToString()] = GroupObject{std::move(object), nullptr};
+}
+
+void StatusReporter::SetGroupObject(std::shared_ptr<const kube::CopsePodGroup> object) {
+  const queue::UnitKey key =
+      GroupUnitKey(PodInfo::GroupKind::kCopsePodGroup, object->meta.namespace_, object->meta.name);
+  objects_[key.ToString()] = GroupObject{nullptr, std::move(object)};
+}
+
+void StatusReporter::ForgetGroupObject(PodInfo::GroupKind kind, const std::string& ns,
+                                       const std::string& name) {
+  const std::string key = GroupUnitKey(kind, ns, name).ToString();
+  objects_.erase(key);
+  last_group_status_.erase(key);
+  dirty_groups_.erase(key);
+}
+
+const StatusReporter::GroupObject* StatusReporter::FindObject(const queue::UnitKey& key) const {
+  auto it = objects_.find(key.ToString());
+  return it == objects_.end() ? nullptr : &it->second;
+}
+
+void StatusReporter::GroupFailed(const queue::UnitKey& key, std::string_view reason,
+                                 const std::string& message) {
+  WriteGroupStatus(key, false, reason, message);
+}
+
+void StatusReporter::GroupMixed(const GangTracker::Decision& d) {
+  for (const PodPtr& pod : d.waiting) PodFailed(*pod, "Unschedulable", d.message, std::nullopt);
+  WriteGroupStatus(d.key, false, kReasonMixedSchedulers, d.message);
+}
+
+void StatusReporter::MemberBound(const PodInfo& pod) {
+  const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
+  const GangTracker::GroupInfo info = gangs_.Info(key);
+  if (!info.spec || info.ownership != GangTracker::Ownership::kOurs) return;
+  if (info.bound >= RequiredPods(*info.spec) && gangs_.MarkScheduledReported(key)) {
+    WriteScheduledStatus(key);
+  } else if (info.scheduled_reported) {
+    // Members bound after the group was reported Scheduled only move its
+    // counts: coalesced (a 256-pod gang is one or two writes, not one per
+    // member, each of which the informer would decode again).
+    dirty_groups_.emplace(key.ToString(), key);
+  }
+}
+
+void StatusReporter::WriteScheduledStatus(const queue::UnitKey& key) {
+  const GangTracker::GroupInfo info = gangs_.Info(key);
+  if (!info.spec) return;
+  WriteGroupStatus(key, true, kube::kReasonScheduled,
+                   std::to_string(info.bound) + " member pods scheduled (minimum " +
+                       std::to_string(RequiredPods(*info.spec)) + ")");
+}
+
+// PodGroupScheduled on the group object (KEP rule: once True, stays True).
+void StatusReporter::WriteGroupStatus(const queue::UnitKey& key, bool scheduled,
+                                      std::string_view reason, const std::string& message) {
+  const GangTracker::GroupInfo info = gangs_.Info(key);
+  if (!info.spec) return;
+  // Ownership: MixedSchedulers is the one thing written on a mixed group.
+  const GangTracker::Ownership wanted = reason == kReasonMixedSchedulers
+                                            ? GangTracker::Ownership::kMixed
+                                            : GangTracker::Ownership::kOurs;
+  if (info.ownership != wanted) return;
+  // KEP-4671: once PodGroupScheduled is True it stays True. The object's
+  // copy may not show our True write yet, so the tracker's flag decides.
+  if (!scheduled && info.scheduled_reported) return;
+  {
+    std::string& last = last_group_status_[key.ToString()];
+    std::string stamp = std::string(reason) + "\n" + message;
+    if (last == stamp) return;
+    last = std::move(stamp);
+  }
+  const GroupObject* object = FindObject(key);
+  const std::string& ns = info.spec->namespace_;
+  const std::string& name = info.spec->name;
+  const std::string now = FormatRfc3339(clock_.WallNow());
+  if (info.kind == PodInfo::GroupKind::kWorkloadPodGroup) {
+    kube::PodGroupStatus status =
+        object != nullptr && object->pod_group ? object->pod_group->status : kube::PodGroupStatus{};
+    if (!kube::SetPodGroupScheduled(status.conditions, scheduled, std::string(reason), message, now,
+                                    info.spec->generation)) {
+      return;
+    }
+    writer_.MergePatch(kube::resources::kPodGroups, ns, name, kube::PodGroup::StatusPatch(status),
+                       "status");
+    return;
+  }
+  if (info.kind != PodInfo::GroupKind::kCopsePodGroup) return;
+  kube::CopsePodGroupStatus status =
+      object != nullptr && object->copse ? object->copse->status : kube::CopsePodGroupStatus{};
+  const bool changed = kube::SetPodGroupScheduled(status.conditions, scheduled, std::string(reason),
+                                                  message, now, info.spec->generation);
+  const kube::Condition* condition =
+      kube::FindCondition(status.conditions, kube::kPodGroupScheduled);
+  const bool is_scheduled = condition != nullptr && condition->status == "True";
+  const std::string phase =
+      std::string(is_scheduled ? kube::kPodGroupPhaseScheduled : kube::kPodGroupPhaseUnschedulable);
+  const auto bound = static_cast<int32_t>(info.bound);
+  // Scheduled members per subgroup: the bound pods naming it or a subgroup below it.
+  const std::map<std::string, int32_t> by_name = gangs_.BoundPerSubGroup(key);
+  std::vector<kube::CopseSubGroupStatus> sub_groups;
+  for (const SubGroupSpec& group : info.spec->sub_groups) {
+    kube::CopseSubGroupStatus entry;
+    entry.name = group.name;
+    for (size_t below : info.spec->Subtree(group.name)) {
+      auto it = by_name.find(info.spec->sub_groups[below].name);
+      if (it != by_name.end()) entry.scheduled += it->second;
+    }
+    for (const kube::CopseSubGroupStatus& old : status.sub_groups) {
+      if (old.name == group.name) entry.ready = old.ready;
+    }
+    sub_groups.push_back(std::move(entry));
+  }
+  if (!changed && status.phase == phase && status.scheduled == bound &&
+      status.sub_groups == sub_groups) {
+    return;
+  }
+  status.phase = phase;
+  status.scheduled = bound;
+  status.sub_groups = std::move(sub_groups);
+  status.observed_generation = info.spec->generation;
+  writer_.MergePatch(kube::resources::kCopsePodGroups, ns, name,
+                     kube::CopsePodGroup::StatusPatch(status), "status");
+}
+
+void StatusReporter::FlushGroupStatuses(bool final) {
+  if (dirty_groups_.empty()) return;
+  const Clock::TimePoint now = clock_.Now();
+  if (!final && now - last_group_flush_ < options_.group_status_flush_interval) return;
+  last_group_flush_ = now;
+  std::map<std::string, queue::UnitKey> keys;
+  keys.swap(dirty_groups_);
+  for (const auto& [text, key] : keys) WriteScheduledStatus(key);
+}
+
+// Deletion protection: a PodGroup copse placed members of keeps the
+// finalizer until every member pod is terminal or gone.
+void StatusReporter::SetProtection(const queue::UnitKey& key, bool protect) {
+  const GroupObject* object = FindObject(key);
+  if (object == nullptr) return;
+  const kube::ObjectMeta& meta = object->pod_group ? object->pod_group->meta : object->copse->meta;
+  const kube::ResourceRef& resource =
+      object->pod_group ? kube::resources::kPodGroups : kube::resources::kCopsePodGroups;
+  // Adding needs the group to be copse's; removing touches only copse's own
+  // finalizer, which only copse's groups ever got.
+  if (protect && gangs_.OwnershipOf(key) != GangTracker::Ownership::kOurs) return;
+  std::optional<std::vector<std::string>> finalizers = WithProtection(meta, protect);
+  if (!finalizers.has_value()) return;
+  nlohmann::json patch = {
+      {"metadata", {{"finalizers", *finalizers}, {"resourceVersion", meta.resource_version}}}};
+  writer_.MergePatch(resource, meta.namespace_, meta.name, patch.dump(), "");
+}
+
+void StatusReporter::Protect(const queue::UnitKey& key) { SetProtection(key, true); }
+
+void StatusReporter::MemberGone(const queue::UnitKey& key) {
+  const GangTracker::GroupInfo info = gangs_.Info(key);
+  if (info.pending == 0 && info.bound == 0) SetProtection(key, false);
+}
+
+// Called on every add/update of the group object, so a finalizer patch
+// that lost a conflict (the group's status was written meanwhile) is
+// retried with the newer version, and once after the pods are known at
+// start-up (members that vanished while copse was down). Before the pods
+// are synced nothing is known to be gone.
+void StatusReporter::ReconcileProtection(const queue::UnitKey& key) {
+  if (!pods_synced_) return;
+  const GroupObject* object = FindObject(key);
+  if (object == nullptr) return;
+  const GangTracker::GroupInfo info = gangs_.Info(key);
+  const kube::ObjectMeta& meta = object->pod_group ? object->pod_group->meta : object->copse->meta;
+  if (info.pending == 0 && info.bound == 0) {
+    SetProtection(key, false);
+  } else if (info.bound != 0 && !meta.deletion_timestamp.has_value()) {
+    // A terminating object takes no new finalizers.
+    SetProtection(key, true);
+  }
+}
+
+void StatusReporter::ReconcileAllProtection() {
+  std::vector<queue::UnitKey> keys;
+  keys.reserve(objects_.size());
+  for (const auto& [text, object] : objects_) {
+    const kube::ObjectMeta& meta = object.pod_group ? object.pod_group->meta : object.copse->meta;
+    keys.push_back(GroupUnitKey(object.pod_group ? PodInfo::GroupKind::kWorkloadPodGroup
+                                                 : PodInfo::GroupKind::kCopsePodGroup,
+                                meta.namespace_, meta.name));
+  }
+  for (const queue::UnitKey& key : keys) ReconcileProtection(key);
+}
+
+// ------------------------------------------------------------------ events
+
+void StatusReporter::RecordGroupEvent(const queue::UnitKey& key, const std::string& uid,
+                                      int64_t generation, std::string_view reason,
+                                      const std::string& message) {
+  if (gangs_.OwnershipOf(key) != GangTracker::Ownership::kOurs) return;
+  const GroupObject* object = FindObject(key);
+  if (object == nullptr) return;
+  if (recorded_group_events_.size() > 100'000) recorded_group_events_.clear();
+  const std::string stamp =
+      uid + "\n" + std::to_string(generation) + "\n" + std::string(reason) + "\n" + message;
+  if (!recorded_group_events_.insert(stamp).second) return;
+  const kube::ObjectMeta& meta = object->pod_group ? object->pod_group->meta : object->copse->meta;
+  const std::string_view api_version =
+      object->pod_group ? kube::PodGroup::kApiVersion : kube::CopsePodGroup::kApiVersion;
+  writer_.RecordEvent(std::string(api_version), "PodGroup",
+                      PodId{meta.namespace_, meta.name, uid.empty() ? meta.uid : uid}, "Warning",
+                      reason, message);
+}
+
+void StatusReporter::SpecEvents(const queue::UnitKey& key) {
+  for (GangTracker::SpecEvent& event : gangs_.TakeSpecEvents(key)) {
+    RecordGroupEvent(key, event.uid, event.generation, event.reason, event.message);
+  }
+}
+
+void StatusReporter::GroupInvalid(const queue::UnitKey& key, const std::string& message) {
+  const GangTracker::GroupInfo info = gangs_.Info(key);
+  if (!info.spec) return;
+  RecordGroupEvent(key, info.spec->uid, info.spec->generation, "InvalidSpec", message);
+}
+
+void StatusReporter::TopologyInvalid(const kube::Topology& topology, const std::string& message) {
+  // Events about cluster-scoped objects live in "default", as kube's do.
+  writer_.RecordEvent(std::string(kube::Topology::kApiVersion), "Topology",
+                      PodId{"default", topology.meta.name, topology.meta.uid}, "Warning",
+                      "InvalidSpec", message);
+}
+
+// ------------------------------------------------------------------ timers
+
+void StatusReporter::Flush(bool final) {
+  FlushGroupStatuses(final);
+  FlushWaitingReports();
+}
+
+std::optional<Clock::TimePoint> StatusReporter::NextDue() const {
+  std::optional<Clock::TimePoint> next;
+  if (!dirty_groups_.empty()) next = last_group_flush_ + options_.group_status_flush_interval;
+  if (!waiting_queue_.empty()) {
+    const Clock::TimePoint due = waiting_queue_.front().due;
+    if (!next.has_value() || due < *next) next = due;
+  }
+  return next;
+}
+
+}  // namespace copse::scheduler

@@ -1,0 +1,167 @@
+#pragma once
+// StatusReporter: everything the scheduler tells the API about scheduling,
+// written through the ApiWriter (asynchronous) and only for what is copse's
+// (issue 14):
+//   - pods whose spec.schedulerName names one of copse's profiles:
+//     PodScheduled=False with kube's message and status.nominatedNodeName,
+//     FailedScheduling (Warning) and Scheduled (Normal) events;
+//   - groups every member of which is copse's (GangTracker::Ownership::kOurs):
+//     PodGroupScheduled (once True, stays True), the copse PodGroup's phase
+//     and per-subgroup counts, the deletion-protection finalizer, and Warning
+//     events about the object's spec;
+//   - groups whose members name several schedulers, at least one copse's:
+//     PodGroupScheduled=False, reason MixedSchedulers, and nothing else.
+// Anything else is never written, whatever the caller asks.
+//
+// Algorithm (writes are deduplicated, so repeating a report costs nothing):
+//   1. PodFailed writes the condition (and nomination) unless the same
+//      reason and message were written last, and records a FailedScheduling
+//      event when they change.
+//   2. MembersWaiting: members of a group that is not ready are told why
+//      only if they still wait after waiting_report_delay (a gang created in
+//      one burst writes nothing); Flush re-evaluates the due groups.
+//   3. MemberBound: the first time a group has its minimum bound it is
+//      reported Scheduled; later count changes are coalesced and written by
+//      Flush at most every group_status_flush_interval.
+//   4. Deletion protection: a group with bound members keeps copse's
+//      finalizer; one whose members are all gone loses it (checked on every
+//      object event, so a patch that lost a conflict is retried, and once at
+//      start-up, for members that vanished while copse was down).
+//
+// Thread-safety: the scheduling loop's (it also owns the gang tracker).
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "core/pod_info.h"
+#include "scheduler/api_writer.h"
+#include "scheduler/gangs.h"
+#include "scheduler/profiles.h"
+
+namespace copse::kube {
+class PodGroup;
+class CopsePodGroup;
+class Topology;
+}  // namespace copse::kube
+
+namespace copse::scheduler {
+
+// PodGroupScheduled=False on a group whose members name several schedulers.
+inline constexpr std::string_view kReasonMixedSchedulers = "MixedSchedulers";
+
+struct StatusReporterOptions {
+  // Members still waiting for their group after this long are told why; 0:
+  // at once.
+  Clock::Duration waiting_report_delay = std::chrono::seconds(1);
+  // Count updates of groups already reported Scheduled are written at most
+  // this often.
+  Clock::Duration group_status_flush_interval = std::chrono::milliseconds(100);
+};
+
+class StatusReporter {
+ public:
+  // Every reference must outlive the reporter.
+  StatusReporter(ApiWriter& writer, GangTracker& gangs, const Profiles& profiles,
+                 const Clock& clock, StatusReporterOptions options);
+
+  // ---- Pods ----
+  void PodFailed(const PodInfo& pod, std::string_view reason, const std::string& message,
+                 std::optional<std::string> nominated);
+  // The pod's bind succeeded: a Scheduled event.
+  void PodScheduled(const PodInfo& pod);
+  // The pod is bound or gone: its reports are over.
+  void ForgetPod(std::string_view uid);
+  // A group that is not ready (kMissingSpec, kWaitingForMembers): its
+  // waiting members are told after the delay.
+  void MembersWaiting(const GangTracker::Decision& decision);
+
+  // ---- Groups ----
+  // The latest version of each group object (status and finalizer patches
+  // start from it).
+  void SetGroupObject(std::shared_ptr<const kube::PodGroup> object);
+  void SetGroupObject(std::shared_ptr<const kube::CopsePodGroup> object);
+  void ForgetGroupObject(PodInfo::GroupKind kind, const std::string& ns, const std::string& name);
+  // PodGroupScheduled=False with `reason` (Unschedulable, SchedulerError).
+  void GroupFailed(const queue::UnitKey& key, std::string_view reason, const std::string& message);
+  // kMixedSchedulers: the group (MixedSchedulers) and copse's waiting members.
+  void GroupMixed(const GangTracker::Decision& decision);
+  // After GangTracker::MarkBound: Scheduled once the minimum is bound.
+  void MemberBound(const PodInfo& pod);
+  // A gang is about to be bound: it takes copse's finalizer.
+  void Protect(const queue::UnitKey& key);
+  // After a member left: without members the group loses the finalizer.
+  void MemberGone(const queue::UnitKey& key);
+  // The group object changed (or the pods just synced): finalizer follows
+  // the members.
+  void ReconcileProtection(const queue::UnitKey& key);
+  // Once the pods are known: every group object known.
+  void ReconcileAllProtection();
+  void SetPodsSynced() noexcept { pods_synced_ = true; }
+  // Records the spec events the tracker holds for a group now copse's.
+  void SpecEvents(const queue::UnitKey& key);
+  // An InvalidSpec event found by a cycle (e.g. an unknown Topology).
+  void GroupInvalid(const queue::UnitKey& key, const std::string& message);
+  // A copse Topology that failed validation (copse's own object).
+  void TopologyInvalid(const kube::Topology& topology, const std::string& message);
+
+  // ---- Timers ----
+  // Writes what is due: waiting reports and coalesced group counts. `final`
+  // (at stop): the coalesced counts whether due or not.
+  void Flush(bool final = false);
+  // When Flush next has something to do (nullopt: nothing pending).
+  std::optional<Clock::TimePoint> NextDue() const;
+
+ private:
+  struct GroupObject {
+    std::shared_ptr<const kube::PodGroup> pod_group;
+    std::shared_ptr<const kube::CopsePodGroup> copse;
+  };
+  struct WaitingReport {
+    std::string uid;
+    queue::UnitKey key;
+    Clock::TimePoint due;
+  };
+
+  void WriteGroupStatus(const queue::UnitKey& key, bool scheduled, std::string_view reason,
+                        const std::string& message);
+  void WriteScheduledStatus(const queue::UnitKey& key);
+  void SetProtection(const queue::UnitKey& key, bool protect);
+  void RecordGroupEvent(const queue::UnitKey& key, const std::string& uid, int64_t generation,
+                        std::string_view reason, const std::string& message);
+  void FlushWaitingReports();
+  void FlushGroupStatuses(bool final);
+  const GroupObject* FindObject(const queue::UnitKey& key) const;
+
+  ApiWriter& writer_;
+  GangTracker& gangs_;
+  const Profiles& profiles_;
+  const Clock& clock_;
+  const StatusReporterOptions options_;
+  bool pods_synced_ = false;
+
+  std::map<std::string, GroupObject> objects_;  // by unit key
+  // Last PodScheduled reason + message written per pod uid.
+  std::unordered_map<std::string, std::string> last_status_;
+  // Members waiting for their group: uid -> when its report is due, and the
+  // reports in due order (the delay is constant, so arrival order is due
+  // order). A queued report whose uid no longer maps to its time was
+  // cancelled.
+  std::unordered_map<std::string, Clock::TimePoint> waiting_;
+  std::deque<WaitingReport> waiting_queue_;
+  // Last PodGroupScheduled reason + message written per group.
+  std::map<std::string, std::string> last_group_status_;
+  // Groups already Scheduled whose counts changed since the last flush.
+  std::map<std::string, queue::UnitKey> dirty_groups_;
+  Clock::TimePoint last_group_flush_{};
+  std::set<std::string> recorded_group_events_;  // uid, generation, reason, message
+};
+
+}  // namespace copse::scheduler
