@@ -59,8 +59,13 @@ struct Options {
   bool serve_https = true;
   // When non-empty every request needs "Authorization: Bearer <token>"; else 401.
   std::string token;
-  int threads = 1;                    // I/O threads
-  std::shared_ptr<Store> store;       // default: NewStore()
+  // PEM CA(s), as kube-apiserver's --client-ca-file: an HTTPS client may
+  // present a certificate they sign instead of the token; a certificate they
+  // do not sign fails the TLS handshake. Empty: client certificates are not
+  // asked for.
+  std::string client_ca_pem;
+  int threads = 1;               // I/O threads
+  std::shared_ptr<Store> store;  // default: NewStore()
   // Test flag: fraction of pods/binding requests that fail with a 500.
   double bind_failure_rate = 0.0;
   // Test flag: fraction of pods/binding requests that are applied but answered

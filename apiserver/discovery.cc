@@ -6,11 +6,7 @@
 // apidiscovery.k8s.io types first, and client-go falls back to the legacy
 // documents when the response is plain JSON.
 //
-// OpenAPI v3: kubectl create/apply (--validate=strict by default) asks the
-// per-group-version document whether PATCH for the kind takes the
-// `fieldValidation` parameter and, if so, leaves validation to the server.
-// Each document lists, per resource, the collection and item paths with
-// their operations, x-kubernetes-group-version-kind and that parameter.
+// OpenAPI v3: the per-group-version documents come from apiserver/openapi.h.
 
 #include <algorithm>
 #include <map>
@@ -18,7 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/authz_review.h"
 #include "apiserver/handler.h"
+#include "apiserver/openapi.h"
 
 namespace copse::apiserver {
 
@@ -129,57 +127,6 @@ json ResourceList(const std::vector<std::shared_ptr<const ResourceInfo>>& resour
           {"resources", list}};
 }
 
-json Parameter(const char* name) {
-  return {{"name", name},
-          {"in", "query"},
-          {"description", std::string(name)},
-          {"schema", {{"type", "string"}, {"uniqueItems", true}}}};
-}
-
-json Operation(const ResourceInfo& info, const std::string& version, const char* action,
-               bool with_write_params) {
-  json params = json::array();
-  if (with_write_params) {
-    params.push_back(Parameter("dryRun"));
-    params.push_back(Parameter("fieldManager"));
-    params.push_back(Parameter("fieldValidation"));
-  }
-  return {{"operationId", std::string(action) + info.kind},
-          {"parameters", params},
-          {"responses", {{"200", {{"description", "OK"}}}}},
-          {"x-kubernetes-action", action},
-          {"x-kubernetes-group-version-kind",
-           {{"group", info.group}, {"version", version}, {"kind", info.kind}}}};
-}
-
-json GroupVersionOpenApi(const std::vector<std::shared_ptr<const ResourceInfo>>& resources,
-                         const std::string& group, const std::string& version) {
-  json paths = json::object();
-  const std::string base = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-  for (const auto& info : resources) {
-    if (info->group != group || !info->ServesVersion(version)) continue;
-    const std::string collection = info->namespaced
-                                       ? base + "/namespaces/{namespace}/" + info->resource
-                                       : base + "/" + info->resource;
-    paths[collection] = {{"get", Operation(*info, version, "list", false)},
-                         {"post", Operation(*info, version, "post", true)},
-                         {"delete", Operation(*info, version, "deletecollection", false)}};
-    paths[collection + "/{name}"] = {{"get", Operation(*info, version, "get", false)},
-                                     {"put", Operation(*info, version, "put", true)},
-                                     {"patch", Operation(*info, version, "patch", true)},
-                                     {"delete", Operation(*info, version, "delete", false)}};
-    if (info->has_status) {
-      paths[collection + "/{name}/status"] = {{"get", Operation(*info, version, "get", false)},
-                                              {"put", Operation(*info, version, "put", true)},
-                                              {"patch", Operation(*info, version, "patch", true)}};
-    }
-  }
-  return {{"openapi", "3.0.0"},
-          {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
-          {"paths", paths},
-          {"components", {{"schemas", json::object()}}}};
-}
-
 }  // namespace
 
 HttpResponse Handler::Discovery(Request& req, bool* handled) {
@@ -217,6 +164,10 @@ HttpResponse Handler::Discovery(Request& req, bool* handled) {
     return Json(ResourceList(store_->Resources(), "", "v1"));
   }
   if (segs.empty() || segs[0] != "apis" || segs.size() > 3) return {};
+  if (auto doc = AuthorizationDiscovery(segs)) {
+    *handled = true;
+    return HttpResponse{200, "application/json", std::move(*doc), nullptr};
+  }
   const auto resources = store_->Resources();
   const auto groups = GroupVersions(resources);
   if (segs.size() == 1) {
@@ -225,6 +176,7 @@ HttpResponse Handler::Discovery(Request& req, bool* handled) {
     for (const auto& [group, versions] : groups) {
       if (!group.empty() && !versions.empty()) list.push_back(GroupJson(group, versions));
     }
+    list.push_back(json::parse(AuthorizationApiGroupJson()));
     return Json({{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", list}});
   }
   auto it = groups.find(segs[1]);
@@ -323,7 +275,8 @@ HttpResponse Handler::OpenApi(Request& req, bool* handled) {
       std::find(it->second.begin(), it->second.end(), version) == it->second.end()) {
     return not_found();
   }
-  return Json(GroupVersionOpenApi(resources, group, version));
+  return HttpResponse{200, "application/json", OpenApiV3Document(resources, group, version),
+                      nullptr};
 }
 
 }  // namespace copse::apiserver

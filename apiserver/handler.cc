@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/admission.h"
+#include "apiserver/apply_request.h"
+#include "apiserver/authz_review.h"
 #include "apiserver/content_negotiation.h"
 #include "apiserver/table.h"
 #include "kube/protobuf/codec.h"
@@ -352,7 +354,7 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
   }
   const bool health = req.segs.size() == 1 &&
                       (req.segs[0] == "healthz" || req.segs[0] == "livez" || req.segs[0] == "readyz");
-  if (!options_.token.empty() && !health) {
+  if (!options_.token.empty() && !health && !http.client_certificate) {
     const std::string_view auth = http.authorization;
     constexpr std::string_view kBearer = "Bearer ";
     if (!auth.starts_with(kBearer) || auth.substr(kBearer.size()) != options_.token) {
@@ -410,6 +412,11 @@ HttpResponse Handler::Route(Request& req) {
     i = 3;
   } else {
     return ErrorResponse(NotFoundPath());
+  }
+  if (req.group == kAuthorizationGroup) {  // every authenticated request is the local admin's
+    return HandleAuthorizationReview(LocalAdmin(), req.http->method, req.version,
+                                     std::span<const std::string>(segs).subspan(i),
+                                     req.http->body);
   }
   if (i < segs.size() && segs[i] == "watch") {
     req.watch_path = true;
@@ -732,6 +739,12 @@ HttpResponse Handler::HandleResource(Request& req) {
     if (!updated.ok()) return fail(updated.error());
     return JsonResponse(200, object_body(**updated));
   }
+  if (method == "PATCH" && content_type.starts_with("application/apply-patch") &&
+      store_sub.empty()) {
+    return ServeApply(*store_, info,
+                      ApplyRequest{req.version, req.ns, req.name, req.http->body,
+                                   req.Query("fieldManager"), IsTrue(req.Query("force")), dry_run});
+  }
   if (method == "PATCH") {
     PatchType type;
     if (content_type.starts_with("application/json-patch+json")) {
@@ -743,7 +756,7 @@ HttpResponse Handler::HandleResource(Request& req) {
     } else {
       return fail(UnsupportedMediaType(
           "application/json-patch+json, application/merge-patch+json, "
-          "application/strategic-merge-patch+json"));
+          "application/strategic-merge-patch+json, application/apply-patch+yaml"));
     }
     auto patched =
         store_->Patch(ref, req.ns, req.name, type, req.http->body, store_sub, dry_run);

@@ -30,6 +30,8 @@ struct HttpRequest {
   std::string_view content_type;
   std::string_view authorization;
   std::string_view body;
+  // The TLS client presented a certificate signed by Options::client_ca_pem.
+  bool client_certificate = false;
 };
 
 // A started watch: the transport writes Serialize()d events as they arrive,

@@ -155,7 +155,7 @@ struct ApiServer::Impl {
 
   asio::awaitable<void> Accept(tcp::acceptor& acceptor, bool tls);
   template <typename Stream>
-  asio::awaitable<void> Serve(Stream& stream);
+  asio::awaitable<void> Serve(Stream& stream, bool client_certificate);
   template <typename Stream>
   asio::awaitable<bool> StreamWatch(Stream& stream, unsigned version,
                                     std::shared_ptr<WatchSession> session);
@@ -182,7 +182,7 @@ asio::awaitable<void> ApiServer::Impl::Accept(tcp::acceptor& acceptor, bool tls)
 
 asio::awaitable<void> ApiServer::Impl::ServePlain(tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
-  co_await Serve(stream);
+  co_await Serve(stream, false);
   beast::error_code ec;
   stream.socket().shutdown(tcp::socket::shutdown_send, ec);
 }
@@ -193,13 +193,20 @@ asio::awaitable<void> ApiServer::Impl::ServeTls(tcp::socket socket) {
   auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kTuple);
   if (ec) co_return;
   beast::get_lowest_layer(stream).expires_never();
-  co_await Serve(stream);
+  // With a client CA, OpenSSL has already rejected a certificate it does not
+  // sign (as kube-apiserver's VerifyClientCertIfGiven): one that is present
+  // now is verified and authenticates the connection.
+  X509* peer = SSL_get1_peer_certificate(stream.native_handle());
+  const bool client_certificate =
+      peer != nullptr && SSL_get_verify_result(stream.native_handle()) == X509_V_OK;
+  X509_free(peer);
+  co_await Serve(stream, client_certificate);
   beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
   co_await stream.async_shutdown(kTuple);
 }
 
 template <typename Stream>
-asio::awaitable<void> ApiServer::Impl::Serve(Stream& stream) {
+asio::awaitable<void> ApiServer::Impl::Serve(Stream& stream, bool client_certificate) {
   // Beast reads only as much as the buffer's spare capacity (at least 512
   // bytes): without room, a pipelining client's batch of requests costs a
   // read per one or two requests, and its responses go out in as many writes.
@@ -227,6 +234,7 @@ asio::awaitable<void> ApiServer::Impl::Serve(Stream& stream) {
     hr.accept = req[http::field::accept];
     hr.content_type = req[http::field::content_type];
     hr.authorization = req[http::field::authorization];
+    hr.client_certificate = client_certificate;
     hr.body = req.body();
     HttpResponse out = handler->Handle(hr);
     if (out.watch) {
@@ -415,6 +423,14 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(Options options) {
     impl->ssl_ctx->use_certificate_chain(asio::buffer(cert->cert_pem), ec);
     if (!ec) impl->ssl_ctx->use_private_key(asio::buffer(cert->key_pem), ssl::context::pem, ec);
     if (ec) return MakeError(ErrorCode::kTls, "loading the serving certificate: " + ec.message());
+    if (!options.client_ca_pem.empty()) {
+      impl->ssl_ctx->add_certificate_authority(asio::buffer(options.client_ca_pem), ec);
+      if (ec)
+        return MakeError(ErrorCode::kInvalid,
+                         "client_ca_pem: not a PEM certificate: " + ec.message());
+      // Ask for a certificate; fail the handshake only for one that does not verify.
+      impl->ssl_ctx->set_verify_mode(ssl::verify_peer);
+    }
     if (Status s = listen(options.https_port, &impl->https_acceptor); !s.ok()) return s.error();
     impl->https_port = impl->https_acceptor->local_endpoint().port();
   }

@@ -994,10 +994,13 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
     }
     obj["apiVersion"] = info->ApiVersion(ref.version);
     obj["kind"] = info->kind;
-    for (const char* key : {"resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds",
-                            "selfLink", "managedFields"}) {
+    for (const char* key :
+         {"resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}) {
       meta.erase(key);
     }
+    // Field managers sent with the object are kept, as kube keeps valid ones
+    // (server-side apply creates with its manager's entry).
+    if (auto mf = meta.find("managedFields"); mf != meta.end() && !mf->is_array()) meta.erase(mf);
     const std::string now = impl_->NowRfc3339();
     meta["uid"] = internal::RandomUid();
     meta["creationTimestamp"] = now;

@@ -1,5 +1,5 @@
 #pragma once
-// Benchmark scenarios of `copse bench` (DESIGN.md "Commands"): each builds a
+// Benchmark scenarios of `copse bench` (README, "Using it"): each builds a
 // synthetic cluster, drives a workload through the real HTTP path, and
 // returns its figures. Scenarios are registered explicitly in Scenarios().
 //

@@ -57,8 +57,9 @@ ApiAccessTable MakeGroveTable() {
       Rule("grove.io", "clustertopologybindings", "", kRead, "topology bindings"),
       Rule("scheduler.grove.io", "podgangs", "", kOwned, "PodGangs"),
       Rule("scheduler.grove.io", "podgangs", "status", {"update"}, "PodGang status"),
-      Rule("", "pods", "", {"list", "watch", "create", "update", "patch", "delete"},
-           "the cliques' pods (and lifting their scheduling gate)"),
+      Rule("", "pods", "", {"get", "list", "watch", "create", "update", "patch", "delete"},
+           "the cliques' pods (and lifting their scheduling gate); get: the operator's own "
+           "Pod, for the init container's image"),
       Rule("", "services", "", kOwned, "headless Services of PodCliqueSet replicas"),
       Rule("scheduling.copse.dev", "podgroups", "", kGangObject, "copse backend: gang objects"),
       Rule("scheduling.copse.dev", "topologies", "", {"create"},
@@ -71,7 +72,10 @@ ApiAccessTable MakeGroveTable() {
       Rule("apiextensions.k8s.io", "customresourcedefinitions", "", {"create"},
            "--install-crds: create the Grove CRDs when missing"),
       Rule("admissionregistration.k8s.io", "validatingwebhookconfigurations", "",
-           {"get", "create", "update"}, "--register-webhook: the copse-grove webhook"),
+           {"get", "list", "watch", "create", "update"},
+           "the caBundle of the webhook configuration; create: --register-webhook"),
+      Rule("", "secrets", "", {"get", "list", "watch", "create", "update"},
+           "the webhook's certificate Secret (copse-system/copse-grove-webhook-cert)"),
       Rule("coordination.k8s.io", "leases", "", {"get", "create", "update"},
            "--leader-elect (Lease copse-system/copse-grove by default)"),
   };

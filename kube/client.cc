@@ -40,6 +40,7 @@
 #include "core/check.h"
 #include "core/json_text.h"
 #include "kube/api_access.h"
+#include "kube/exec_credential.h"
 #include "kube/rate_limiter.h"
 
 namespace copse::kube {
@@ -533,6 +534,14 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         ssl_ctx(std::move(ctx)), limiter(config.qps, config.burst) {
     token = config.token;
     token_read_at = std::chrono::steady_clock::now();
+    if (config.exec) {
+      ExecCredentials::Options options;
+      options.exec = *config.exec;
+      options.cluster = ExecClusterInfo{config.server, config.tls_server_name,
+                                        config.insecure_skip_tls_verify, config.ca_pem};
+      options.clock = config.clock;
+      exec = std::make_unique<ExecCredentials>(std::move(options));
+    }
   }
 
   ~Impl() {
@@ -542,7 +551,14 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
 
   // --- credentials -------------------------------------------------------
 
+  // The one place requests get their credentials: an exec plugin's token
+  // (obtained by WithCredentials before the request is built), a static or
+  // file token, or basic auth.
   std::string AuthorizationHeader() {
+    if (exec) {
+      std::string current = exec->Current();
+      return current.empty() ? std::string() : "Bearer " + current;
+    }
     std::string current;
     {
       std::lock_guard<std::mutex> lock(token_mu);
@@ -889,10 +905,55 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
 
   // One HTTP exchange on a pooled connection, retried on a fresh connection
   // when a reused one turns out to have been closed by the server.
+  // Runs `attempt` with a fresh exec plugin token; on a 401 (`unauthorized`
+  // tells) drops that token and runs it once more with a new one.
+  // The callables are borrowed from the caller's frame (GCC 12: no lambdas
+  // copied into a coroutine inside a co_await expression).
+  template <typename T, typename Attempt, typename IsUnauthorized>
+  static net::awaitable<Result<T>> WithCredentials(std::shared_ptr<Impl> self, std::string what,
+                                                   Attempt& attempt, IsUnauthorized& unauthorized) {
+    for (int round = 0;; ++round) {
+      auto token = self->exec->Get();
+      if (!token.ok()) {
+        Error error = std::move(token).error();
+        error.message = what + ": " + error.message;
+        co_return error;
+      }
+      Result<T> result = co_await attempt();
+      if (round > 0 || !unauthorized(result)) co_return result;
+      self->exec->Invalidate(token->generation);
+    }
+  }
+
+  // A plain function, not a coroutine: without an exec plugin the request
+  // costs no extra coroutine frame.
   static net::awaitable<Result<Response>> Send(std::shared_ptr<Impl> self, http::verb verb,
                                                std::string target, std::string body,
                                                std::string content_type,
                                                std::chrono::milliseconds timeout) {
+    if (!self->exec) {
+      return SendOnce(std::move(self), verb, std::move(target), std::move(body),
+                      std::move(content_type), timeout);
+    }
+    return SendWithExecCredentials(std::move(self), verb, std::move(target), std::move(body),
+                                   std::move(content_type), timeout);
+  }
+
+  static net::awaitable<Result<Response>> SendWithExecCredentials(
+      std::shared_ptr<Impl> self, http::verb verb, std::string target, std::string body,
+      std::string content_type, std::chrono::milliseconds timeout) {
+    // A retry needs the body again: kept here, copied into each attempt.
+    auto attempt = [&]() { return SendOnce(self, verb, target, body, content_type, timeout); };
+    auto unauthorized = [](const Result<Response>& r) { return r.ok() && r->status == 401; };
+    std::string what = std::string(http::to_string(verb)) + " " + target;
+    co_return co_await WithCredentials<Response>(self, std::move(what), attempt, unauthorized);
+  }
+
+  // One request (see Send).
+  static net::awaitable<Result<Response>> SendOnce(std::shared_ptr<Impl> self, http::verb verb,
+                                                   std::string target, std::string body,
+                                                   std::string content_type,
+                                                   std::chrono::milliseconds timeout) {
     if (Status allowed = CheckAccess(*self, verb, target); !allowed.ok()) co_return allowed.error();
     const auto effective = self->EffectiveTimeout(timeout);
     const SteadyTime started = std::chrono::steady_clock::now();
@@ -1311,7 +1372,26 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     co_return DecodeScale(*result);
   }
 
-  static net::awaitable<Result<std::unique_ptr<kube::Watch>>> OpenWatch(
+  static net::awaitable<Result<std::unique_ptr<kube::Watch>>> OpenWatch(std::shared_ptr<Impl> self,
+                                                                        ResourceRef resource,
+                                                                        std::string ns,
+                                                                        WatchOptions options) {
+    if (!self->exec)
+      return OpenWatchOnce(std::move(self), std::move(resource), std::move(ns), std::move(options));
+    return OpenWatchWithExecCredentials(std::move(self), std::move(resource), std::move(ns),
+                                        std::move(options));
+  }
+  static net::awaitable<Result<std::unique_ptr<kube::Watch>>> OpenWatchWithExecCredentials(
+      std::shared_ptr<Impl> self, ResourceRef resource, std::string ns, WatchOptions options) {
+    auto attempt = [&]() { return OpenWatchOnce(self, resource, ns, options); };
+    auto unauthorized = [](const Result<std::unique_ptr<kube::Watch>>& r) {
+      return !r.ok() && r.error().code == ErrorCode::kUnauthorized;
+    };
+    std::string what = "watch " + resource.resource;
+    co_return co_await WithCredentials<std::unique_ptr<kube::Watch>>(self, std::move(what), attempt,
+                                                                     unauthorized);
+  }
+  static net::awaitable<Result<std::unique_ptr<kube::Watch>>> OpenWatchOnce(
       std::shared_ptr<Impl> self, ResourceRef resource, std::string ns, WatchOptions options);
 
   ClientConfig config;
@@ -1323,6 +1403,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   std::mutex token_mu;
   std::string token;
   SteadyTime token_read_at;
+  std::unique_ptr<ExecCredentials> exec;  // config.exec
 
   std::mutex pool_mu;
   std::vector<std::unique_ptr<Connection>> idle;
@@ -1460,7 +1541,7 @@ void Watch::Cancel() {
   }
 }
 
-net::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatch(
+net::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatchOnce(
     std::shared_ptr<Impl> self, ResourceRef resource, std::string ns, WatchOptions options) {
   if (Status s = ValidateNames(resource, ns, {}, false, false); !s.ok()) co_return s.error();
   Query query(resource.Path(ns));

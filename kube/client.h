@@ -14,7 +14,10 @@
 //
 // Transport: HTTP/1.1 over Boost.Beast, TLS via OpenSSL with CA verification
 // (hostname or IP checked against the certificate), bearer-token, basic or
-// client-certificate authentication. A pool of keep-alive connections (up to
+// client-certificate authentication, or an exec credential plugin
+// (ClientConfig::exec, kube/exec_credential.h): its token is cached until
+// shortly before it expires, and a request or watch answered 401 gets a new
+// token and is sent once more. A pool of keep-alive connections (up to
 // ClientConfig::max_connections) lets many requests be in flight at once;
 // callers beyond the limit wait for a free connection within their deadline.
 // A connection the server closed while idle is detected and the request is

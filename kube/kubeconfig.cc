@@ -154,6 +154,81 @@ Result<NamedEntry> FindNamed(const YAML::Node& root, const char* list, const cha
   return Invalid("kubeconfig: " + std::string(what) + " " + Quote(name) + " not found");
 }
 
+// users[].user.exec, checked as client-go's clientcmd validation does.
+Result<ExecConfig> ParseExec(const YAML::Node& node, const std::string& path,
+                             const std::string& base_dir) {
+  if (!node.IsMap()) return Invalid(path + ": must be a map");
+  Fields fields(node, path);
+  ExecConfig exec;
+  auto command = fields.String("command");
+  if (!command.ok()) return command.error();
+  if (command->empty()) return Invalid(fields.Field("command") + ": missing");
+  // A command with a path separator is a path (relative ones to the kubeconfig,
+  // as kubectl resolves them); a bare name is looked up in $PATH when run.
+  exec.command = command->find('/') == std::string::npos ? std::move(command).value()
+                                                         : ResolvePath(*command, base_dir);
+  auto api_version = fields.String("apiVersion");
+  if (!api_version.ok()) return api_version.error();
+  if (*api_version != "client.authentication.k8s.io/v1" &&
+      *api_version != "client.authentication.k8s.io/v1beta1") {
+    return Invalid(fields.Field("apiVersion") + ": " +
+                   (api_version->empty() ? std::string("missing") : Quote(*api_version)) +
+                   " (supported: client.authentication.k8s.io/v1, "
+                   "client.authentication.k8s.io/v1beta1)");
+  }
+  exec.api_version = std::move(api_version).value();
+  if (fields.Has("args")) {
+    const YAML::Node args = node["args"];
+    if (!args.IsSequence()) return Invalid(fields.Field("args") + ": must be a list of strings");
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (!args[i].IsScalar()) {
+        return Invalid(fields.Field("args") + "[" + std::to_string(i) + "]: must be a string");
+      }
+      exec.args.push_back(args[i].Scalar());
+    }
+  }
+  if (fields.Has("env")) {
+    const YAML::Node env = node["env"];
+    if (!env.IsSequence()) return Invalid(fields.Field("env") + ": must be a list");
+    for (size_t i = 0; i < env.size(); ++i) {
+      Fields entry(env[i], fields.Field("env") + "[" + std::to_string(i) + "]");
+      if (!env[i].IsMap()) return Invalid(entry.path() + ": must be a map with name and value");
+      auto name = entry.String("name");
+      if (!name.ok()) return name.error();
+      if (name->empty()) return Invalid(entry.Field("name") + ": missing");
+      auto value = entry.String("value");
+      if (!value.ok()) return value.error();
+      exec.env.emplace_back(std::move(name).value(), std::move(value).value());
+    }
+  }
+  auto hint = fields.String("installHint");
+  if (!hint.ok()) return hint.error();
+  exec.install_hint = std::move(hint).value();
+  auto cluster_info = fields.Bool("provideClusterInfo");
+  if (!cluster_info.ok()) return cluster_info.error();
+  exec.provide_cluster_info = *cluster_info;
+  auto mode = fields.String("interactiveMode");
+  if (!mode.ok()) return mode.error();
+  if (mode->empty()) {
+    if (exec.api_version == "client.authentication.k8s.io/v1") {
+      return Invalid(fields.Field("interactiveMode") + ": missing (required for " +
+                     exec.api_version + "; Never or IfAvailable)");
+    }
+    *mode = "IfAvailable";
+  }
+  if (*mode == "Always") {
+    return Invalid(fields.Field("interactiveMode") +
+                   ": Always needs a terminal, which copse (a service) never has; use Never or "
+                   "IfAvailable with a non-interactive plugin configuration");
+  }
+  if (*mode != "Never" && *mode != "IfAvailable") {
+    return Invalid(fields.Field("interactiveMode") + ": " + Quote(*mode) +
+                   " (supported: Never, IfAvailable, Always)");
+  }
+  exec.interactive_mode = std::move(mode).value();
+  return exec;
+}
+
 Result<ClientConfig> ParseKubeconfig(const YAML::Node& root, const KubeconfigOptions& options) {
   if (!root.IsMap()) return Invalid("kubeconfig: must be a YAML map");
   Fields top(root, "");
@@ -208,12 +283,10 @@ Result<ClientConfig> ParseKubeconfig(const YAML::Node& root, const KubeconfigOpt
     auto user = FindNamed(root, "users", "user", *user_name, "user");
     if (!user.ok()) return user.error();
     Fields user_fields(user->inner, user->path);
-    for (const char* unsupported : {"exec", "auth-provider"}) {
-      if (user_fields.Has(unsupported)) {
-        return Invalid(user_fields.Field(unsupported) +
-                       ": credential plugins are not supported; use a token or a client "
-                       "certificate");
-      }
+    if (user_fields.Has("auth-provider")) {
+      return Invalid(user_fields.Field("auth-provider") +
+                     ": auth-provider plugins were removed from kubectl (1.26); use an exec "
+                     "credential plugin (users[].user.exec), a token or a client certificate");
     }
     auto cert = user_fields.DataOrFile("client-certificate-data", "client-certificate",
                                        options.base_dir);
@@ -248,6 +321,19 @@ Result<ClientConfig> ParseKubeconfig(const YAML::Node& root, const KubeconfigOpt
     if (!password.ok()) return password.error();
     config.username = std::move(username).value();
     config.password = std::move(password).value();
+
+    if (user_fields.Has("exec")) {
+      if (!config.token.empty() || !config.username.empty()) {
+        return Invalid(user_fields.Field("exec") + ": user " + Quote(*user_name) +
+                       " has both an exec plugin and a " +
+                       (config.token.empty() ? "username/password" : "token") +
+                       "; only one authentication method is allowed");
+      }
+      auto exec = ParseExec(user->inner["exec"], user_fields.Field("exec"), options.base_dir);
+      if (!exec.ok()) return exec.error();
+      exec->user = *user_name;
+      config.exec = std::move(exec).value();
+    }
   }
   return config;
 }

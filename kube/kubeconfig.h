@@ -11,10 +11,12 @@
 // Supported kubeconfig fields: current-context; clusters[].cluster.{server,
 // certificate-authority, certificate-authority-data, insecure-skip-tls-verify,
 // tls-server-name}; users[].user.{token, tokenFile, client-certificate,
-// client-certificate-data, client-key, client-key-data, username, password};
-// contexts[].context.{cluster, user, namespace}. Relative file paths are
-// resolved against the kubeconfig's directory, as kubectl does. Credential
-// plugins (users[].user.exec, auth-provider) are rejected with kInvalid.
+// client-certificate-data, client-key, client-key-data, username, password,
+// exec}; contexts[].context.{cluster, user, namespace}. Relative file paths
+// (and an exec command with a '/') are resolved against the kubeconfig's
+// directory, as kubectl does. users[].user.exec is a client-go credential
+// plugin (kube/exec_credential.h); the legacy auth-provider is rejected with
+// kInvalid.
 //
 // Errors are kInvalid and name the field, e.g. `kubeconfig: context "x" not
 // found`, `users[0].user.client-key-data: invalid base64`; unreadable files
@@ -25,10 +27,14 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include "core/clock.h"
 #include "core/result.h"
 
 namespace copse::kube {
@@ -38,6 +44,26 @@ struct ApiAccessTable;  // kube/api_access.h
 // The pipelined connections copse's own components (the scheduler, by
 // default, and the Grove operator) use for their writes.
 inline constexpr size_t kCopsePipelinedConnections = 2;
+
+// users[].user.exec: a client-go credential plugin, run to obtain a bearer
+// token (kube/exec_credential.h runs it). Field names follow kubeconfig's.
+struct ExecConfig {
+  std::string command;  // a name looked up in $PATH, or a path
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to copse's environment
+  // client.authentication.k8s.io/v1 or v1beta1: what the plugin is asked
+  // for and must answer with.
+  std::string api_version;
+  std::string install_hint;  // shown when the command cannot be run
+  // Pass the cluster (server, CA, TLS settings) to the plugin in
+  // KUBERNETES_EXEC_INFO, as GKE's and AKS's plugins may ask for.
+  bool provide_cluster_info = false;
+  // Never or IfAvailable (copse never has a terminal to offer, so both run
+  // the plugin non-interactively); Always is rejected when loading. Required
+  // for v1, IfAvailable by default for v1beta1.
+  std::string interactive_mode = "IfAvailable";
+  std::string user;  // the kubeconfig user's name, for error messages
+};
 
 struct ClientConfig {
   // "https://host:port" or "http://host:port", optionally with a path prefix
@@ -59,6 +85,9 @@ struct ClientConfig {
   std::chrono::seconds token_file_refresh{60};
   std::string username;
   std::string password;
+  // A credential plugin that supplies the bearer token (then token,
+  // token_file, username and password are empty).
+  std::optional<ExecConfig> exec;
 
   // The context's namespace ("default" when it names none).
   std::string namespace_ = "default";
@@ -75,6 +104,9 @@ struct ClientConfig {
   // per connection at a time).
   size_t pipelined_connections = 0;
   std::string user_agent = "copse";
+  // Expiry of exec plugin credentials is judged on this clock's WallNow().
+  // Default (null): RealClock.
+  std::shared_ptr<const Clock> clock;
   // When set, the client refuses (kForbidden, before sending) every request
   // the component's table does not list (kube/api_access.h). Not owned: the
   // tables there are static.

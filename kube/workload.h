@@ -8,7 +8,7 @@
 // Controllers create PodGroups from the templates (PodGroupFromTemplate in
 // kube/pod_group.h); the scheduler schedules PodGroups, not Workloads.
 //
-// Topology constraints come in two spellings: DESIGN.md's (and KEP-4671's
+// Topology constraints come in two spellings: copse's own (and KEP-4671's
 // v1.36 alpha) `schedulingConstraints.topologyConstraints[].topologyKey`, and
 // upstream's later `schedulingConstraints.topology[].key`. Both decode, each
 // encodes back under its own key, and TopologyKeys() reads either.
@@ -64,7 +64,7 @@ struct PodGroupTopologyConstraint {
 };
 
 struct PodGroupSchedulingConstraints {
-  // topologyConstraints[].topologyKey (DESIGN.md spelling).
+  // topologyConstraints[].topologyKey (copse's spelling).
   std::vector<PodGroupTopologyConstraint> topology_constraints;
   // topology[].key (later upstream spelling).
   std::vector<PodGroupTopologyConstraint> topology;

@@ -49,6 +49,8 @@ KINDS = [
     ("networking.k8s.io/v1", "NetworkPolicy", "networking/v1"),
     ("events.k8s.io/v1", "Event", "events/v1"),
     ("autoscaling/v1", "Scale", "autoscaling/v1"),
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview", "authorization/v1"),
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview", "authorization/v1"),
 ]
 # meta.k8s.io/v1 kinds every group version serves.
 META_KINDS = ["Status", "DeleteOptions", "WatchEvent"]

@@ -156,15 +156,21 @@ cmd_build() {
   return 0
 }
 
-# A TCP port nobody listens on (per /proc/net/tcp{,6}), not among the arguments.
+# A TCP port no socket uses (per /proc/net/tcp{,6}, in any state), not among
+# the arguments, and below the kernel's ephemeral range: a port inside it can
+# be taken by any outgoing connection between this check and the bind (a test
+# running beside this one), and the server then fails with "address already
+# in use".
 free_port() {
-  local taken=" $* " port hex
+  local taken=" $* " port hex low=20000 high
+  high="$(awk '{ print $1 - 1 }' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32767)"
+  [ "$high" -gt "$low" ] || { low=10000; high=19999; }
   for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((low + RANDOM % (high - low + 1)))
     case "$taken" in *" $port "*) continue ;; esac
     hex="$(printf ':%04X' "$port")"
-    # Column 2 is the local address:port; state 0A is LISTEN.
-    if ! awk -v h="$hex" 'FNR > 1 && substr($2, length($2) - 4) == h && $4 == "0A" { f = 1 } END { exit !f }' \
+    # Column 2 is the local address:port.
+    if ! awk -v h="$hex" 'FNR > 1 && substr($2, length($2) - 4) == h { f = 1 } END { exit !f }' \
       /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
       echo "$port"
       return 0

@@ -7,9 +7,12 @@ pkgs=(
   libboost-program-options1.81-dev libssl-dev openssl libyaml-cpp-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev
   libprotobuf-dev
-  curl
+  curl clang-format
 )
 missing=()
+# The e2e tests drive kubectl. Any kubectl on PATH will do (this machine's is
+# v1.32); without one, Debian's kubernetes-client provides it.
+command -v kubectl >/dev/null || pkgs+=(kubernetes-client)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -20,4 +23,3 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-command -v kubectl >/dev/null || echo "setup: note: kubectl not found; the e2e tests need it and will be skipped"

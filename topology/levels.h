@@ -38,7 +38,7 @@ namespace copse::topology {
 // Grove's ClusterTopology allows 7 levels; one spare.
 inline constexpr size_t kMaxLevels = 8;
 
-// Label keys of copse's synthetic topology (`copse local --topology`, DESIGN.md).
+// Label keys of copse's synthetic topology (`copse local --topology`, README).
 inline constexpr std::string_view kLabelBlock = "copse.dev/block";
 inline constexpr std::string_view kLabelRack = "copse.dev/rack";
 

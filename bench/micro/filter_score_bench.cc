@@ -1,5 +1,5 @@
 // One filter+score pass of the default profile over a 5,000-node snapshot
-// (issue 3, "Benchmark"; DESIGN.md "Hot path"), for a few pod shapes:
+// (issue 3, "Benchmark"; README, "A scheduling cycle"), for a few pod shapes:
 //
 //   plain                 cpu/memory requests only
 //   affinity_tolerations  required + preferred node affinity, tolerations

@@ -1,5 +1,5 @@
 // The embedded API server's store write paths, one call at a time on one
-// core, as the end-to-end scenarios use them (DESIGN.md "Hot path"):
+// core, as the end-to-end scenarios use them (README, "A scheduling cycle"):
 //
 //   CreatePod            Store::Create of a gang member pod (the body the
 //                        `topology` scenario writes), with one pod watch open

@@ -14,6 +14,7 @@ std::span<const Command> Commands() {
        &RunGrove},
       {"initc", "Grove's startup-order init container: waits for the cliques it starts after",
        &RunInitc},
+      {"version", "the version and git commit copse was built from", &RunVersion},
   };
   return kCommands;
 }

@@ -17,10 +17,11 @@ struct Command {
 // Registered explicitly, in the order `copse help` lists them.
 std::span<const Command> Commands();
 
-int RunLocal(int argc, char** argv);  // cmd/copse/local.cc
-int RunBench(int argc, char** argv);  // cmd/copse/bench.cc
-int RunRun(int argc, char** argv);    // cmd/copse/run.cc
-int RunGrove(int argc, char** argv);  // cmd/copse/grove.cc
-int RunInitc(int argc, char** argv);  // cmd/copse/grove.cc
+int RunLocal(int argc, char** argv);    // cmd/copse/local.cc
+int RunBench(int argc, char** argv);    // cmd/copse/bench.cc
+int RunRun(int argc, char** argv);      // cmd/copse/run.cc
+int RunGrove(int argc, char** argv);    // cmd/copse/grove.cc
+int RunInitc(int argc, char** argv);    // cmd/copse/grove.cc
+int RunVersion(int argc, char** argv);  // cmd/copse/version.cc
 
 }  // namespace copse::cmd

@@ -1,4 +1,4 @@
-// The copse binary: one executable, one subcommand per mode (DESIGN.md "Commands").
+// The copse binary: one executable, one subcommand per mode (README, "Using it").
 #include <malloc.h>
 
 #include <cstdio>

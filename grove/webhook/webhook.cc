@@ -1,13 +1,5 @@
 #include "grove/webhook/webhook.h"
 
-#include <openssl/bn.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/rand.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
-
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,10 +10,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <vector>
 
+#include "kube/certificates.h"
 #include "kube/kubeconfig.h"
 
 namespace copse::grove::webhook {
@@ -41,72 +35,40 @@ Json Response(const std::string& uid, bool allowed) {
 
 // ------------------------------------------------------------ certificates
 
-struct Deleter {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-  void operator()(X509* p) const { X509_free(p); }
-  void operator()(BIO* p) const { BIO_free(p); }
-  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
-  void operator()(BIGNUM* p) const { BN_free(p); }
-};
-template <typename T>
-using Ptr = std::unique_ptr<T, Deleter>;
-
-Error TlsError(const std::string& what) {
-  ERR_clear_error();
-  return MakeError(ErrorCode::kTls, "webhook certificate: " + what);
+// A self-signed certificate for loopback and `dns`, its own CA (local mode
+// and tests, where no serving Secret exists).
+Result<kube::CertificateAndKey> SelfSigned(const std::vector<std::string>& dns) {
+  kube::CertificateRequest request;
+  request.common_name = "copse-grove-webhook";
+  request.is_ca = true;
+  request.ip_addresses = {"127.0.0.1", "::1"};
+  request.dns_names = {"localhost"};
+  request.dns_names.insert(request.dns_names.end(), dns.begin(), dns.end());
+  const auto now = std::chrono::system_clock::now();
+  request.not_before = now - std::chrono::hours(1);
+  request.not_after = now + std::chrono::hours(24 * 365 * 10);
+  auto issued = kube::IssueCertificate(request);
+  if (!issued.ok()) {
+    return MakeError(ErrorCode::kTls, "webhook certificate: " + issued.error().message);
+  }
+  return issued;
 }
 
-bool AddExtension(X509* cert, int nid, const std::string& value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
-  Ptr<X509_EXTENSION> ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()));
-  return ext != nullptr && X509_add_ext(cert, ext.get(), -1) == 1;
-}
-
-std::string BioString(BIO* bio) {
-  char* data = nullptr;
-  long len = BIO_get_mem_data(bio, &data);
-  return std::string(data, static_cast<size_t>(len));
-}
-
-Result<std::pair<std::string, std::string>> SelfSigned(const std::vector<std::string>& dns) {
-  Ptr<EVP_PKEY> key(EVP_EC_gen("P-256"));
-  if (!key) return TlsError("generating the key");
-  Ptr<X509> cert(X509_new());
-  X509_set_version(cert.get(), 2);
-  unsigned char serial_bytes[16];
-  if (RAND_bytes(serial_bytes, sizeof(serial_bytes)) != 1) return TlsError("random serial");
-  serial_bytes[0] &= 0x7f;
-  Ptr<BIGNUM> serial(BN_bin2bn(serial_bytes, sizeof(serial_bytes), nullptr));
-  if (!serial || !BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert.get()))) {
-    return TlsError("serial number");
+// A TLS server context serving `cert` (a chain) with `key`.
+Result<std::shared_ptr<ssl::context>> ServerContext(const std::string& cert,
+                                                    const std::string& key) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
+  boost::system::error_code ec;
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                   ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  ctx->use_certificate_chain(asio::buffer(cert), ec);
+  if (ec) return MakeError(ErrorCode::kTls, "webhook certificate: " + ec.message());
+  ctx->use_private_key(asio::buffer(key), ssl::context::pem, ec);
+  if (ec) return MakeError(ErrorCode::kTls, "webhook key: " + ec.message());
+  if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
+    return MakeError(ErrorCode::kTls, "webhook key: does not match the certificate");
   }
-  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 10L * 365 * 24 * 3600);
-  X509_NAME* name = X509_get_subject_name(cert.get());
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("copse-grove-webhook"), -1,
-                             -1, 0);
-  X509_set_issuer_name(cert.get(), name);
-  X509_set_pubkey(cert.get(), key.get());
-  std::string san = "IP:127.0.0.1,IP:0:0:0:0:0:0:0:1,DNS:localhost";
-  for (const auto& d : dns) san += ",DNS:" + d;
-  if (!AddExtension(cert.get(), NID_basic_constraints, "critical,CA:TRUE") ||
-      !AddExtension(cert.get(), NID_key_usage, "critical,digitalSignature,keyCertSign") ||
-      !AddExtension(cert.get(), NID_ext_key_usage, "serverAuth") ||
-      !AddExtension(cert.get(), NID_subject_alt_name, san)) {
-    return TlsError("extensions");
-  }
-  if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) return TlsError("signing");
-  Ptr<BIO> cert_bio(BIO_new(BIO_s_mem()));
-  Ptr<BIO> key_bio(BIO_new(BIO_s_mem()));
-  if (PEM_write_bio_X509(cert_bio.get(), cert.get()) != 1 ||
-      PEM_write_bio_PrivateKey(key_bio.get(), key.get(), nullptr, nullptr, 0, nullptr, nullptr) !=
-          1) {
-    return TlsError("PEM");
-  }
-  return std::make_pair(BioString(cert_bio.get()), BioString(key_bio.get()));
+  return ctx;
 }
 
 }  // namespace
@@ -172,12 +134,21 @@ std::string ValidatingWebhookConfiguration(std::string_view name, std::string_vi
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   Validator validate;
   asio::io_context ioc;
-  ssl::context ctx{ssl::context::tls_server};
   tcp::acceptor acceptor{ioc};
   std::vector<std::thread> threads;
-  std::string cert_pem;
   uint16_t port = 0;
   std::atomic<bool> stopped{false};
+
+  // The serving certificate: new connections take the current context, so
+  // a replaced certificate is served from the next handshake on.
+  mutable std::mutex cert_mu;
+  std::shared_ptr<ssl::context> ctx;
+  std::string cert_pem;
+
+  std::shared_ptr<ssl::context> Context() const {
+    std::lock_guard lock(cert_mu);
+    return ctx;
+  }
 
   http::response<http::string_body> Handle(const http::request<http::string_body>& req) {
     http::response<http::string_body> res;
@@ -215,7 +186,8 @@ namespace {
 
 asio::awaitable<void> Session(std::shared_ptr<Server::Impl> impl, tcp::socket socket) {
   try {
-    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), impl->ctx);
+    std::shared_ptr<ssl::context> ctx = impl->Context();  // held for the connection's life
+    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *ctx);
     stream.next_layer().expires_after(std::chrono::seconds(30));
     co_await stream.async_handshake(ssl::stream_base::server, asio::use_awaitable);
     beast::flat_buffer buffer;
@@ -261,18 +233,14 @@ Result<std::unique_ptr<Server>> Server::Start(Validator validate, ServerOptions 
   if (cert.empty() || key.empty()) {
     auto generated = SelfSigned(options.dns_names);
     if (!generated.ok()) return generated.error();
-    cert = generated->first;
-    key = generated->second;
+    cert = generated->cert_pem;
+    key = generated->key_pem;
   }
+  auto ctx = ServerContext(cert, key);
+  if (!ctx.ok()) return ctx.error();
+  impl->ctx = std::move(ctx).value();
   impl->cert_pem = cert;
   boost::system::error_code ec;
-  impl->ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                        ssl::context::no_tlsv1_1);
-  impl->ctx.use_certificate_chain(asio::buffer(cert), ec);
-  if (ec) return MakeError(ErrorCode::kTls, "webhook certificate: " + ec.message());
-  impl->ctx.use_private_key(asio::buffer(key), ssl::context::pem, ec);
-  if (ec) return MakeError(ErrorCode::kTls, "webhook key: " + ec.message());
   auto address = asio::ip::make_address(options.address, ec);
   if (ec) return MakeError(ErrorCode::kInvalid, "webhook address \"" + options.address + "\": " + ec.message());
   tcp::endpoint endpoint(address, options.port);
@@ -309,6 +277,18 @@ std::string Server::url() const {
   return "https://127.0.0.1:" + std::to_string(impl_->port) + std::string(kValidatePath);
 }
 
-const std::string& Server::ca_pem() const { return impl_->cert_pem; }
+std::string Server::ca_pem() const {
+  std::lock_guard lock(impl_->cert_mu);
+  return impl_->cert_pem;
+}
+
+Status Server::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
+  auto ctx = ServerContext(cert_pem, key_pem);
+  if (!ctx.ok()) return ctx.error();
+  std::lock_guard lock(impl_->cert_mu);
+  impl_->ctx = std::move(ctx).value();
+  impl_->cert_pem = cert_pem;
+  return Status::Ok();
+}
 
 }  // namespace copse::grove::webhook

@@ -18,6 +18,10 @@
 //     sideEffects: None
 //     failurePolicy: Fail
 //
+// The serving certificate can be replaced while serving (SetCertificate):
+// connections accepted afterwards use the new one; `copse grove` feeds it
+// from the Secret grove/webhook/cert_rotator.h maintains.
+//
 // Thread-safety: Server is thread-safe; the validator must be (Operator's is).
 
 #include <cstdint>
@@ -71,7 +75,10 @@ class Server {
   // "https://127.0.0.1:<port>/webhooks/validate-podcliqueset"
   std::string url() const;
   // The serving certificate (the CA bundle clients need when self-signed).
-  const std::string& ca_pem() const;
+  std::string ca_pem() const;
+  // Serves `cert_pem` (a chain) with `key_pem` from the next connection on;
+  // kTls (and the old certificate stays) when they do not load or match.
+  Status SetCertificate(const std::string& cert_pem, const std::string& key_pem);
 
   struct Impl;  // opaque
 

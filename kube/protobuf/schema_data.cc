@@ -1441,6 +1441,48 @@ message autoscaling.v1.ScaleSpec
 message autoscaling.v1.ScaleStatus
   1 replicas int32 emit
   2 selector string
+message authorization.v1.SelfSubjectAccessReview
+  1 metadata meta.v1.ObjectMeta
+  2 spec authorization.v1.SelfSubjectAccessReviewSpec emit
+  3 status authorization.v1.SubjectAccessReviewStatus
+message authorization.v1.SelfSubjectAccessReviewSpec
+  1 resourceAttributes authorization.v1.ResourceAttributes emit
+  2 nonResourceAttributes authorization.v1.NonResourceAttributes emit
+message authorization.v1.ResourceAttributes
+  1 namespace string
+  2 verb string
+  3 group string
+  4 version string
+  5 resource string
+  6 subresource string
+  7 name string
+message authorization.v1.NonResourceAttributes
+  1 path string
+  2 verb string
+message authorization.v1.SubjectAccessReviewStatus
+  1 allowed bool emit
+  4 denied bool
+  2 reason string
+  3 evaluationError string
+message authorization.v1.SelfSubjectRulesReview
+  1 metadata meta.v1.ObjectMeta
+  2 spec authorization.v1.SelfSubjectRulesReviewSpec emit
+  3 status authorization.v1.SubjectRulesReviewStatus
+message authorization.v1.SelfSubjectRulesReviewSpec
+  1 namespace string
+message authorization.v1.SubjectRulesReviewStatus
+  1 resourceRules authorization.v1.ResourceRule repeated emit
+  2 nonResourceRules authorization.v1.NonResourceRule repeated emit
+  3 incomplete bool emit
+  4 evaluationError string
+message authorization.v1.ResourceRule
+  1 verbs string repeated emit
+  2 apiGroups string repeated
+  3 resources string repeated
+  4 resourceNames string repeated
+message authorization.v1.NonResourceRule
+  1 verbs string repeated emit
+  2 nonResourceURLs string repeated
 message meta.v1.Status
   1 metadata meta.v1.ListMeta
   2 status string
@@ -1453,7 +1495,8 @@ message meta.v1.ListMeta
   2 resourceVersion string
   3 continue string
   4 remainingItemCount int64 emit
-message meta.v1.StatusDetails
+)schema",
+    R"schema(message meta.v1.StatusDetails
   1 name string
   2 group string
   3 kind string
@@ -1499,8 +1542,7 @@ kind apps/v1 StatefulSet apps.v1.StatefulSet
 kind batch/v1 CronJob batch.v1beta1.CronJob
 kind batch/v1 Job batch.v1.Job
 kind rbac.authorization.k8s.io/v1 ClusterRole rbac.v1.ClusterRole
-)schema",
-    R"schema(kind rbac.authorization.k8s.io/v1 ClusterRoleBinding rbac.v1.ClusterRoleBinding
+kind rbac.authorization.k8s.io/v1 ClusterRoleBinding rbac.v1.ClusterRoleBinding
 kind rbac.authorization.k8s.io/v1 Role rbac.v1.Role
 kind rbac.authorization.k8s.io/v1 RoleBinding rbac.v1.RoleBinding
 kind scheduling.k8s.io/v1 PriorityClass scheduling.v1.PriorityClass
@@ -1512,6 +1554,8 @@ kind networking.k8s.io/v1 IngressClass networking.v1.IngressClass
 kind networking.k8s.io/v1 NetworkPolicy networking.v1.NetworkPolicy
 kind events.k8s.io/v1 Event events.v1.Event
 kind autoscaling/v1 Scale autoscaling.v1.Scale
+kind authorization.k8s.io/v1 SelfSubjectAccessReview authorization.v1.SelfSubjectAccessReview
+kind authorization.k8s.io/v1 SelfSubjectRulesReview authorization.v1.SelfSubjectRulesReview
 kind * Status meta.v1.Status
 kind * DeleteOptions meta.v1.DeleteOptions
 kind * WatchEvent meta.v1.WatchEvent

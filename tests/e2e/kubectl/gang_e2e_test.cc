@@ -44,7 +44,7 @@ std::map<std::string, std::string> PodNodes(LocalCluster& cluster, const std::st
 }
 
 TEST(GangE2E, WorkloadPodGroupIsScheduledWhole) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster(kClusterFlags);
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   auto applied = cluster.Kubectl({"apply", "-f", kExamples + "workload-gang.yaml"});
@@ -73,19 +73,20 @@ TEST(GangE2E, WorkloadPodGroupIsScheduledWhole) {
       if (node.empty()) return false;
     }
     return true;
-  })) << nodes.size() << " pods";
+  })) << nodes.size()
+      << " pods";
   for (const auto& [name, node] : nodes) {
     EXPECT_TRUE(node.starts_with("node-")) << name << " on " << node;
   }
   // The Workload is a template the scheduler leaves alone; it is served as applied.
   json workload = GetJson(cluster, {"workloads.scheduling.k8s.io", "training"});
   ASSERT_TRUE(workload.is_object());
-  EXPECT_EQ(workload["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"].value("minCount", 0),
-            4);
+  EXPECT_EQ(
+      workload["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"].value("minCount", 0), 4);
 }
 
 TEST(GangE2E, CopsePodGroupLargerThanTheClusterBindsNothing) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster(kClusterFlags);
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   auto applied = cluster.Kubectl({"apply", "-f", kExamples + "copse-podgroup.yaml"});

@@ -219,7 +219,7 @@ void ExpectGang(LocalCluster& cluster, const std::string& gang, const json& pods
 }
 
 TEST(GroveE2E, SimpleSampleCreatesUpstreamObjectsAndIsPlacedWhole) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster({"--nodes", "3", "--node-shape", "cpu=8,memory=32Gi"});
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   auto applied = cluster.Kubectl({"apply", "-f", kExamples + "simple1.yaml"});
@@ -272,7 +272,7 @@ std::set<std::string> CliqueNames(const std::vector<CliqueExpectation>& cliques)
 }
 
 TEST(GroveE2E, DisaggregatedSampleCreatesBaseAndScaledGangsAndPlacesBoth) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster({"--nodes", "4", "--node-shape", "cpu=8,memory=32Gi"});
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   auto applied = cluster.Kubectl({"apply", "-f", kExamples + "multinode-disaggregated.yaml"});
@@ -396,7 +396,7 @@ bool ToldWhy(LocalCluster& cluster, const std::string& pcs, size_t count,
 }
 
 TEST(GroveE2E, CordonedNodesKeepTheWholeGangPendingUntilItFits) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster(kGpuCluster);
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   Cordon(cluster, "cordon", {"node-1", "node-2", "node-3", "node-4"});
@@ -434,7 +434,7 @@ TEST(GroveE2E, CordonedNodesKeepTheWholeGangPendingUntilItFits) {
 }
 
 TEST(GroveE2E, CordonedNodesLetOnlyTheMinAvailableSubsetBind) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster(kGpuCluster);
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   Cordon(cluster, "cordon", {"node-1", "node-2", "node-3", "node-4"});
@@ -548,7 +548,7 @@ std::set<std::string> ServeGangs(int replicas) {
 }
 
 TEST(GroveE2E, ScaleScalingGroupOutAndInWithKubectl) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster({"--nodes", "3", "--node-shape", "cpu=8,memory=32Gi"});
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   auto applied = cluster.Kubectl({"apply", "-f", cluster.WriteFile("serve.yaml", kServe)});
@@ -656,7 +656,7 @@ spec:
 // integration tests show, but kubectl reports success). Enable it with that
 // wiring (grove/README.md "Using it" shows the calls).
 TEST(GroveE2E, InvalidPodCliqueSetIsRejectedByTheWebhookAndCreatesNothing) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster({"--nodes", "2", "--node-shape", "cpu=8,memory=32Gi"});
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   // The webhook is registered the way a real cluster registers it.

@@ -13,8 +13,9 @@ LocalCluster::LocalCluster(std::vector<std::string> extra_flags) {
   char tmpl[] = "/tmp/copse-e2e-XXXXXX";
   dir_ = mkdtemp(tmpl);
   kubeconfig_ = dir_ + "/kubeconfig";
-  std::vector<std::string> argv = {COPSE_BINARY, "local",           "--port", "0", "--http-port",
-                                   "0",          "--kubeconfig-out", kubeconfig_, "--pod-ready-delay-ms", "200"};
+  std::vector<std::string> argv = {COPSE_BINARY,           "local", "--port",           "0",
+                                   "--http-port",          "0",     "--kubeconfig-out", kubeconfig_,
+                                   "--pod-ready-delay-ms", "200"};
   bool has_nodes = false;
   for (const auto& f : extra_flags) has_nodes |= f == "--nodes";
   if (!has_nodes) {
@@ -33,8 +34,9 @@ LocalCluster::~LocalCluster() {
 }
 
 std::vector<std::string> LocalCluster::KubectlArgv(const std::vector<std::string>& args) const {
-  std::vector<std::string> argv = {"kubectl", "--kubeconfig", kubeconfig_, "--cache-dir",
-                                   dir_ + "/kubectl-cache", "--request-timeout", "20s"};
+  std::vector<std::string> argv = {"kubectl",     "--kubeconfig",          kubeconfig_,
+                                   "--cache-dir", dir_ + "/kubectl-cache", "--request-timeout",
+                                   "20s"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }

@@ -14,7 +14,7 @@ using nlohmann::json;
 class KubectlTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+    ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
     cluster_ = new LocalCluster({"--nodes", "6", "--topology", "zone=2,rack=3", "--node-shape",
                                  "cpu=16,memory=64Gi,nvidia.com/gpu=4"});
     ASSERT_TRUE(cluster_->ready()) << cluster_->startup_output();
@@ -24,7 +24,7 @@ class KubectlTest : public ::testing::Test {
     cluster_ = nullptr;
   }
   void SetUp() override {
-    if (cluster_ == nullptr) GTEST_SKIP() << "kubectl not installed";
+    ASSERT_NE(cluster_, nullptr) << "the local cluster did not start (see SetUpTestSuite)";
   }
 
   static CommandResult K(const std::vector<std::string>& args, const std::string& in = {}) {

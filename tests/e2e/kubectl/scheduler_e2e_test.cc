@@ -51,7 +51,7 @@ spec:
 )";
 
 TEST(SchedulerE2E, CopseLocalSchedulesPodsCreatedWithKubectl) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster({"--nodes", "4", "--node-shape", "cpu=8,memory=32Gi"});
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   auto created = cluster.Kubectl({"apply", "-f", cluster.WriteFile("pod.yaml", kScheduledPod)});
@@ -69,7 +69,8 @@ TEST(SchedulerE2E, CopseLocalSchedulesPodsCreatedWithKubectl) {
     for (const auto& e : events["items"]) {
       if (e.value("reason", "") == "Scheduled" &&
           e["involvedObject"].value("name", "") == "sched-me") {
-        return e.value("message", "").starts_with("Successfully assigned default/sched-me to node-");
+        return e.value("message", "")
+            .starts_with("Successfully assigned default/sched-me to node-");
       }
     }
     return false;
@@ -92,7 +93,7 @@ TEST(SchedulerE2E, CopseLocalSchedulesPodsCreatedWithKubectl) {
 }
 
 TEST(SchedulerE2E, CopseRunTakesTheLeaseSchedulesAndServesMetrics) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster({"--nodes", "2", "--no-scheduler"});
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
   (void)cluster.Kubectl({"create", "namespace", "kube-system"});
@@ -115,12 +116,14 @@ TEST(SchedulerE2E, CopseRunTakesTheLeaseSchedulesAndServesMetrics) {
 
   auto ready = RunCommand({"curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", ops + "/readyz"});
   EXPECT_EQ(ready.out, "200");
-  ASSERT_TRUE(Eventually([&] {
-    auto metrics = RunCommand({"curl", "-s", ops + "/metrics"});
-    return metrics.out.find(
-               R"(scheduler_schedule_attempts_total{profile="copse-scheduler",result="scheduled"} 1)") !=
-           std::string::npos;
-  }, std::chrono::seconds(10)));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto metrics = RunCommand({"curl", "-s", ops + "/metrics"});
+        return metrics.out.find(
+                   R"(scheduler_schedule_attempts_total{profile="copse-scheduler",result="scheduled"} 1)") !=
+               std::string::npos;
+      },
+      std::chrono::seconds(10)));
 }
 
 }  // namespace

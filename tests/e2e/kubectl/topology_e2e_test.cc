@@ -120,7 +120,7 @@ std::map<std::string, int> SubGroupScheduled(const json& group) {
 }
 
 TEST(TopologyE2E, RequiredRackAndBlockPackTheGangs) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster(kClusterFlags);
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
 
@@ -240,7 +240,7 @@ spec:
 }
 
 TEST(TopologyE2E, GangLargerThanAnyRackWaitsWithTheBestRacksShortfall) {
-  if (!HaveKubectl()) GTEST_SKIP() << "kubectl not installed";
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
   LocalCluster cluster(kClusterFlags);
   ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
 

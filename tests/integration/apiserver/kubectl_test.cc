@@ -24,9 +24,8 @@ struct CommandResult {
 class KubectlTest : public ApiServerTest {
  protected:
   void SetUp() override {
-    if (std::system("command -v kubectl > /dev/null 2>&1") != 0) {
-      GTEST_SKIP() << "kubectl not installed";
-    }
+    ASSERT_EQ(std::system("command -v kubectl > /dev/null 2>&1"), 0)
+        << "kubectl not found: scripts/setup.sh installs it";
     Options options;
     options.token = "kubectl-token";
     StartServer(options);

@@ -93,6 +93,8 @@ const std::set<std::string> kGroveObjects = {
     "ClusterRoleBinding//copse-grove-operator",
     "Role/copse-system/copse-grove-operator-leader-election",
     "RoleBinding/copse-system/copse-grove-operator-leader-election",
+    "Role/copse-system/copse-grove-operator-webhook-cert",
+    "RoleBinding/copse-system/copse-grove-operator-webhook-cert",
     "Deployment/copse-system/copse-grove-operator",
     "Service/copse-system/copse-grove-webhook",
     "ValidatingWebhookConfiguration//copse-grove",
@@ -227,9 +229,32 @@ TEST(Manifests, TheGroveOperatorIsRestrictedLeaderElectedAndItsWebhookWired) {
     EXPECT_TRUE(args.contains(want)) << want;
   }
   EXPECT_EQ(c["ports"][0]["containerPort"], 9443);
-  EXPECT_EQ(c["readinessProbe"]["httpGet"]["scheme"], "HTTPS");
-  // The serving certificate comes from the Secret copse grove maintains.
-  EXPECT_EQ(pod["volumes"][0]["secret"]["secretName"], "copse-grove-webhook-cert");
+  // A follower does not listen on the webhook port: the probes use the ops
+  // port every replica serves (liveness /healthz, readiness /readyz, which
+  // passes only on the serving leader).
+  EXPECT_TRUE(args.contains("--ops-port=8081"));
+  EXPECT_EQ(c["ports"][1]["name"], "ops");
+  EXPECT_EQ(c["ports"][1]["containerPort"], 8081);
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"], "/healthz");
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["port"], "ops");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"], "/readyz");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["port"], "ops");
+  // The serving certificate comes from the Secret copse grove maintains (no
+  // certificate files), for the Service and webhook configuration below.
+  for (const char* want :
+       {"--webhook-namespace=copse-system", "--webhook-secret=copse-grove-webhook-cert",
+        "--webhook-service=copse-grove-webhook", "--webhook-configuration=copse-grove"}) {
+    EXPECT_TRUE(args.contains(want)) << want;
+  }
+  for (const std::string& arg : args) EXPECT_FALSE(arg.starts_with("--webhook-cert=")) << arg;
+  const json* secret_role = r.Find("Role", "copse-grove-operator-webhook-cert");
+  ASSERT_NE(secret_role, nullptr);
+  EXPECT_EQ((*secret_role)["metadata"]["namespace"], "copse-system");
+  EXPECT_EQ((*secret_role)["rules"][0]["resources"], json::array({"secrets"}));
+  // It reads its own Pod (for the init container's image) by name.
+  std::set<std::string> env;
+  for (const json& e : c["env"]) env.insert(e["valueFrom"]["fieldRef"]["fieldPath"]);
+  EXPECT_EQ(env, (std::set<std::string>{"metadata.name", "metadata.namespace"}));
 
   const json* webhook = r.Find("ValidatingWebhookConfiguration", "copse-grove");
   ASSERT_NE(webhook, nullptr);

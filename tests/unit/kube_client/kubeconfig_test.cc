@@ -227,12 +227,80 @@ INSTANTIATE_TEST_SUITE_P(
                       "users: [{name: u, user: {client-certificate-data: QQ==}}]\n"
                       "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
                   "", "users[0].user.client-key: missing"},
-        ErrorCase{"ExecPlugin",
+        ErrorCase{"ExecWithoutApiVersion",
                   std::string(kClusters) +
                       "current-context: c\n"
                       "users: [{name: u, user: {exec: {command: aws}}}]\n"
                       "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
-                  "", "users[0].user.exec: credential plugins are not supported"},
+                  "",
+                  "users[0].user.exec.apiVersion: missing (supported: "
+                  "client.authentication.k8s.io/v1, client.authentication.k8s.io/v1beta1)"},
+        ErrorCase{"ExecOldApiVersion",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {exec: {command: aws, apiVersion: "
+                      "client.authentication.k8s.io/v1alpha1}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "", "users[0].user.exec.apiVersion: \"client.authentication.k8s.io/v1alpha1\""},
+        ErrorCase{"ExecWithoutCommand",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {exec: {apiVersion: "
+                      "client.authentication.k8s.io/v1beta1}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "", "users[0].user.exec.command: missing"},
+        ErrorCase{"ExecV1NeedsInteractiveMode",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {exec: {command: aws, apiVersion: "
+                      "client.authentication.k8s.io/v1}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "",
+                  "users[0].user.exec.interactiveMode: missing (required for "
+                  "client.authentication.k8s.io/v1"},
+        ErrorCase{"ExecAlwaysInteractive",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {exec: {command: aws, interactiveMode: Always, "
+                      "apiVersion: client.authentication.k8s.io/v1}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "", "users[0].user.exec.interactiveMode: Always needs a terminal"},
+        ErrorCase{"ExecBadInteractiveMode",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {exec: {command: aws, interactiveMode: Sometimes, "
+                      "apiVersion: client.authentication.k8s.io/v1}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "",
+                  "users[0].user.exec.interactiveMode: \"Sometimes\" (supported: Never, "
+                  "IfAvailable, Always)"},
+        ErrorCase{"ExecEnvWithoutName",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {exec: {command: aws, env: [{value: x}], "
+                      "apiVersion: client.authentication.k8s.io/v1beta1}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "", "users[0].user.exec.env[0].name: missing"},
+        ErrorCase{"ExecArgsNotStrings",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {exec: {command: aws, args: [[a]], "
+                      "apiVersion: client.authentication.k8s.io/v1beta1}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "", "users[0].user.exec.args[0]: must be a string"},
+        ErrorCase{"ExecAndToken",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {token: t, exec: {command: aws, "
+                      "apiVersion: client.authentication.k8s.io/v1beta1}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "", "users[0].user.exec: user \"u\" has both an exec plugin and a token"},
+        ErrorCase{"AuthProvider",
+                  std::string(kClusters) +
+                      "current-context: c\n"
+                      "users: [{name: u, user: {auth-provider: {name: gcp}}}]\n"
+                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
+                  "", "users[0].user.auth-provider: auth-provider plugins were removed"},
         ErrorCase{"MissingFile",
                   "current-context: c\nclusters: [{name: k, cluster: {server: \"https://x\", "
                   "certificate-authority: /nonexistent/ca.crt}}]\n"
@@ -244,6 +312,82 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"BadYaml", "current-context: [unclosed\n", "", "kubeconfig: invalid YAML"},
         ErrorCase{"NotAMap", "- a\n- b\n", "", "kubeconfig: must be a YAML map"}),
     [](const ::testing::TestParamInfo<ErrorCase>& info) { return info.param.name; });
+
+// An EKS-style kubeconfig user (aws eks get-token) and a GKE-style one.
+TEST(Kubeconfig, ExecPluginsAsCloudKubeconfigsWriteThem) {
+  constexpr char kEks[] = R"(
+apiVersion: v1
+kind: Config
+current-context: eks
+clusters:
+- name: eks-cluster
+  cluster:
+    server: https://ABC.gr7.eu-west-1.eks.amazonaws.com
+    certificate-authority-data: Q0EtUEVN
+contexts:
+- name: eks
+  context: {cluster: eks-cluster, user: eks-user}
+users:
+- name: eks-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: aws
+      args: [--region, eu-west-1, eks, get-token, --cluster-name, prod]
+      env:
+      - name: AWS_PROFILE
+        value: prod
+)";
+  auto eks = LoadKubeconfig(kEks);
+  ASSERT_TRUE(eks.ok()) << eks.error().ToString();
+  ASSERT_TRUE(eks->exec.has_value());
+  EXPECT_EQ(eks->exec->command, "aws");  // a bare name: looked up in $PATH when run
+  EXPECT_EQ(eks->exec->args, (std::vector<std::string>{"--region", "eu-west-1", "eks", "get-token",
+                                                       "--cluster-name", "prod"}));
+  ASSERT_EQ(eks->exec->env.size(), 1u);
+  EXPECT_EQ(eks->exec->env[0].first, "AWS_PROFILE");
+  EXPECT_EQ(eks->exec->env[0].second, "prod");
+  EXPECT_EQ(eks->exec->api_version, "client.authentication.k8s.io/v1beta1");
+  EXPECT_EQ(eks->exec->interactive_mode, "IfAvailable");  // v1beta1's default
+  EXPECT_FALSE(eks->exec->provide_cluster_info);
+  EXPECT_EQ(eks->exec->user, "eks-user");
+  EXPECT_TRUE(eks->token.empty());
+
+  constexpr char kGke[] = R"(
+current-context: gke
+clusters: [{name: g, cluster: {server: "https://34.1.2.3"}}]
+contexts: [{name: gke, context: {cluster: g, user: g-user}}]
+users:
+- name: g-user
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: gke-gcloud-auth-plugin
+      installHint: Install gke-gcloud-auth-plugin for use with kubectl
+      provideClusterInfo: true
+      interactiveMode: Never
+)";
+  auto gke = LoadKubeconfig(kGke);
+  ASSERT_TRUE(gke.ok()) << gke.error().ToString();
+  ASSERT_TRUE(gke->exec.has_value());
+  EXPECT_EQ(gke->exec->install_hint, "Install gke-gcloud-auth-plugin for use with kubectl");
+  EXPECT_TRUE(gke->exec->provide_cluster_info);
+  EXPECT_EQ(gke->exec->interactive_mode, "Never");
+}
+
+TEST(Kubeconfig, ExecCommandWithASlashIsRelativeToTheKubeconfig) {
+  TempDir dir;
+  const std::string path = dir.Write("sub/config", R"(
+current-context: c
+clusters: [{name: k, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {exec: {command: ./bin/get-token, interactiveMode: Never,
+                                apiVersion: client.authentication.k8s.io/v1}}}]
+)");
+  auto config = LoadKubeconfigFile(path);
+  ASSERT_TRUE(config.ok()) << config.error().ToString();
+  EXPECT_EQ(config->exec->command, dir.path() + "/sub/./bin/get-token");
+}
 
 TEST(Kubeconfig, FileErrorsNameThePath) {
   auto config = LoadKubeconfigFile("/nonexistent/kubeconfig");

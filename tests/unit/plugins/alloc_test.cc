@@ -1,4 +1,4 @@
-// Filter, Score and NormalizeScore must not allocate (DESIGN.md "Hot path").
+// Filter, Score and NormalizeScore must not allocate (README, "A scheduling cycle").
 // This binary replaces the global operator new with a counting one; the count
 // is taken only around a filter + score pass of every default plugin, with a
 // pod that exercises all of them.
