@@ -2,6 +2,7 @@
 
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -12,7 +13,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -271,8 +271,9 @@ Error Denied(const Webhook& w, const json& status) {
 }
 
 Error CallFailed(const Webhook& w, const Error& cause) {
-  Error error = MakeError(ErrorCode::kInternal, "Internal error occurred: failed calling webhook \"" +
-                                                    w.name + "\": " + cause.message);
+  Error error =
+      MakeError(ErrorCode::kInternal, "Internal error occurred: failed calling webhook \"" +
+                                          w.name + "\": " + cause.message);
   error.http_status = 500;
   error.reason = "InternalError";
   return error;
@@ -296,23 +297,22 @@ Status InstallAdmissionRegistration(Store& store) {
           {"kind", "ValidatingWebhookConfiguration"},
           {"listKind", "ValidatingWebhookConfigurationList"}}},
         {"scope", "Cluster"},
-        {"versions",
-         json::array({{{"name", "v1"},
-                       {"served", true},
-                       {"storage", true},
-                       {"schema",
-                        {{"openAPIV3Schema",
-                          {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
+        {"versions", json::array({{{"name", "v1"},
+                                   {"served", true},
+                                   {"storage", true},
+                                   {"schema",
+                                    {{"openAPIV3Schema",
+                                      {{"type", "object"},
+                                       {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
   auto created = store.Create(resources::kCustomResourceDefinitions, "", crd.dump());
   if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) return created.error();
   return Status::Ok();
 }
 
 std::optional<Error> AdmitWrite(Store& store, const ResourceInfo& info, std::string_view version,
-                                std::string_view method, std::string_view ns,
-                                std::string_view name, std::string_view subresource,
-                                std::string_view body, std::string_view content_type,
-                                bool dry_run) {
+                                std::string_view method, std::string_view ns, std::string_view name,
+                                std::string_view subresource, std::string_view body,
+                                std::string_view content_type, bool dry_run) {
   if (!subresource.empty()) return std::nullopt;
   std::string_view operation;
   if (method == "POST" && name.empty()) {
@@ -361,20 +361,22 @@ std::optional<Error> AdmitWrite(Store& store, const ResourceInfo& info, std::str
   std::string object_name = name.empty() ? object["metadata"].value("name", "") : std::string(name);
   Labels labels = LabelsOf(object);
 
-  json request = {{"uid", RandomUid()},
-                  {"kind", {{"group", info.group}, {"version", version}, {"kind", info.kind}}},
-                  {"resource", {{"group", info.group}, {"version", version}, {"resource", info.resource}}},
-                  {"requestKind", {{"group", info.group}, {"version", version}, {"kind", info.kind}}},
-                  {"requestResource",
-                   {{"group", info.group}, {"version", version}, {"resource", info.resource}}},
-                  {"name", object_name},
-                  {"namespace", std::string(ns)},
-                  {"operation", operation},
-                  {"userInfo", {{"username", "copse-local"}}},
-                  {"object", object},
-                  {"oldObject", old_object},
-                  {"dryRun", dry_run}};
-  json review = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", request}};
+  json request = {
+      {"uid", RandomUid()},
+      {"kind", {{"group", info.group}, {"version", version}, {"kind", info.kind}}},
+      {"resource", {{"group", info.group}, {"version", version}, {"resource", info.resource}}},
+      {"requestKind", {{"group", info.group}, {"version", version}, {"kind", info.kind}}},
+      {"requestResource",
+       {{"group", info.group}, {"version", version}, {"resource", info.resource}}},
+      {"name", object_name},
+      {"namespace", std::string(ns)},
+      {"operation", operation},
+      {"userInfo", {{"username", "copse-local"}}},
+      {"object", object},
+      {"oldObject", old_object},
+      {"dryRun", dry_run}};
+  json review = {
+      {"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", request}};
   std::string payload = review.dump();
   for (const Webhook* w : matching) {
     if (w->object_selector.has_value() && !w->object_selector->Matches(labels)) continue;
@@ -387,7 +389,8 @@ std::optional<Error> AdmitWrite(Store& store, const ResourceInfo& info, std::str
     const json* allowed = response.is_object() ? FindPath(response, "response.allowed") : nullptr;
     if (allowed == nullptr || !allowed->is_boolean()) {
       if (w->fail_closed) {
-        return CallFailed(*w, MakeError(ErrorCode::kInternal, "malformed AdmissionReview response"));
+        return CallFailed(*w,
+                          MakeError(ErrorCode::kInternal, "malformed AdmissionReview response"));
       }
       continue;
     }

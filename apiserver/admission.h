@@ -26,9 +26,9 @@
 #include <optional>
 #include <string_view>
 
-#include "core/result.h"
 #include "apiserver/resource_info.h"
 #include "apiserver/store.h"
+#include "core/result.h"
 
 namespace copse::apiserver {
 
@@ -36,8 +36,8 @@ namespace copse::apiserver {
 using kube::ResourceRef;
 namespace resources = kube::resources;
 
-inline const ResourceRef kValidatingWebhookConfigurations{
-    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", false};
+inline const ResourceRef kValidatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
+                                                          "validatingwebhookconfigurations", false};
 
 // Serves admissionregistration.k8s.io/v1 validatingwebhookconfigurations from
 // `store` (idempotent).
@@ -48,9 +48,8 @@ Status InstallAdmissionRegistration(Store& store);
 // is POST (create on a collection), PUT or PATCH; anything else, and any
 // `subresource`, is admitted without a call.
 std::optional<Error> AdmitWrite(Store& store, const ResourceInfo& info, std::string_view version,
-                                std::string_view method, std::string_view ns,
-                                std::string_view name, std::string_view subresource,
-                                std::string_view body, std::string_view content_type,
-                                bool dry_run);
+                                std::string_view method, std::string_view ns, std::string_view name,
+                                std::string_view subresource, std::string_view body,
+                                std::string_view content_type, bool dry_run);
 
 }  // namespace copse::apiserver

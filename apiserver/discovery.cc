@@ -10,9 +10,8 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "apiserver/authz_review.h"
 #include "apiserver/handler.h"
@@ -222,12 +221,13 @@ HttpResponse Handler::OpenApi(Request& req, bool* handled) {
     // item's schema lookup comes back empty and the items are left to the
     // server's own (strict) field validation.
     const std::string_view accept = req.http->accept;
-    constexpr std::string_view kProtobuf = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    constexpr std::string_view kProtobuf =
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
     if (!accept.empty() && accept.find("json") == std::string_view::npos &&
         accept.find("*/*") == std::string_view::npos) {
       if (accept.find(kProtobuf) == std::string_view::npos) {
-        Error e = MakeError(ErrorCode::kInvalid, "only application/json and " +
-                                                     std::string(kProtobuf) + " are served");
+        Error e = MakeError(ErrorCode::kInvalid,
+                            "only application/json and " + std::string(kProtobuf) + " are served");
         e.http_status = 406;
         e.reason = "NotAcceptable";
         return HttpResponse{406, "application/json", StatusJson(e), nullptr};
@@ -235,7 +235,13 @@ HttpResponse Handler::OpenApi(Request& req, bool* handled) {
       // Document{swagger(1)="2.0", info(2)=Info{title(1)="Kubernetes", version(2)="v1.32.0"}}
       // as tag, length, bytes.
       static constexpr std::string_view kDocument =
-          "\x0a\x03" "2.0" "\x12\x15" "\x0a\x0a" "Kubernetes" "\x12\x07" "v1.32.0";
+          "\x0a\x03"
+          "2.0"
+          "\x12\x15"
+          "\x0a\x0a"
+          "Kubernetes"
+          "\x12\x07"
+          "v1.32.0";
       std::string doc(kDocument);
       // The served media type has no '@' (which Go's mime parser rejects).
       return HttpResponse{200, "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",

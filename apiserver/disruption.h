@@ -8,14 +8,13 @@
 // Thread-safety: pure functions.
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "core/result.h"
 #include "apiserver/selector.h"
 #include "apiserver/store.h"
+#include "core/result.h"
 
 namespace copse::apiserver {
 

@@ -1,13 +1,11 @@
 #include "apiserver/handler.h"
 
-#include <regex>
-
 #include <algorithm>
 #include <charconv>
 #include <map>
-#include <span>
-
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <span>
 
 #include "apiserver/admission.h"
 #include "apiserver/apply_request.h"
@@ -143,17 +141,27 @@ std::vector<PrinterColumn> ColumnsFor(const ResourceInfo& info, std::string_view
 int HttpStatusOf(const Error& error) {
   if (error.http_status != 0) return error.http_status;
   switch (error.code) {
-    case ErrorCode::kInvalid: return 400;
-    case ErrorCode::kUnauthorized: return 401;
-    case ErrorCode::kForbidden: return 403;
-    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kInvalid:
+      return 400;
+    case ErrorCode::kUnauthorized:
+      return 401;
+    case ErrorCode::kForbidden:
+      return 403;
+    case ErrorCode::kNotFound:
+      return 404;
     case ErrorCode::kConflict:
-    case ErrorCode::kAlreadyExists: return 409;
-    case ErrorCode::kGone: return 410;
-    case ErrorCode::kTooManyRequests: return 429;
-    case ErrorCode::kTimeout: return 504;
-    case ErrorCode::kUnavailable: return 503;
-    default: return 500;
+    case ErrorCode::kAlreadyExists:
+      return 409;
+    case ErrorCode::kGone:
+      return 410;
+    case ErrorCode::kTooManyRequests:
+      return 429;
+    case ErrorCode::kTimeout:
+      return 504;
+    case ErrorCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
   }
 }
 
@@ -163,25 +171,43 @@ std::string StatusJson(const Error& error, std::string_view name, std::string_vi
   std::string reason = error.reason;
   if (reason.empty()) {
     switch (code) {
-      case 400: reason = "BadRequest"; break;
-      case 401: reason = "Unauthorized"; break;
-      case 403: reason = "Forbidden"; break;
-      case 404: reason = "NotFound"; break;
-      case 405: reason = "MethodNotAllowed"; break;
-      case 409: reason = "Conflict"; break;
-      case 410: reason = "Expired"; break;
-      case 415: reason = "UnsupportedMediaType"; break;
-      case 422: reason = "Invalid"; break;
-      case 429: reason = "TooManyRequests"; break;
-      default: reason = "InternalError"; break;
+      case 400:
+        reason = "BadRequest";
+        break;
+      case 401:
+        reason = "Unauthorized";
+        break;
+      case 403:
+        reason = "Forbidden";
+        break;
+      case 404:
+        reason = "NotFound";
+        break;
+      case 405:
+        reason = "MethodNotAllowed";
+        break;
+      case 409:
+        reason = "Conflict";
+        break;
+      case 410:
+        reason = "Expired";
+        break;
+      case 415:
+        reason = "UnsupportedMediaType";
+        break;
+      case 422:
+        reason = "Invalid";
+        break;
+      case 429:
+        reason = "TooManyRequests";
+        break;
+      default:
+        reason = "InternalError";
+        break;
     }
   }
-  json status = {{"kind", "Status"},
-                 {"apiVersion", "v1"},
-                 {"metadata", json::object()},
-                 {"status", "Failure"},
-                 {"message", error.message},
-                 {"reason", reason},
+  json status = {{"kind", "Status"},    {"apiVersion", "v1"},       {"metadata", json::object()},
+                 {"status", "Failure"}, {"message", error.message}, {"reason", reason},
                  {"code", code}};
   if (!name.empty() || !kind.empty()) {
     json details = json::object();
@@ -352,8 +378,8 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
       pos = end;
     }
   }
-  const bool health = req.segs.size() == 1 &&
-                      (req.segs[0] == "healthz" || req.segs[0] == "livez" || req.segs[0] == "readyz");
+  const bool health = req.segs.size() == 1 && (req.segs[0] == "healthz" || req.segs[0] == "livez" ||
+                                               req.segs[0] == "readyz");
   if (!options_.token.empty() && !health && !http.client_certificate) {
     const std::string_view auth = http.authorization;
     constexpr std::string_view kBearer = "Bearer ";
@@ -415,8 +441,7 @@ HttpResponse Handler::Route(Request& req) {
   }
   if (req.group == kAuthorizationGroup) {  // every authenticated request is the local admin's
     return HandleAuthorizationReview(LocalAdmin(), req.http->method, req.version,
-                                     std::span<const std::string>(segs).subspan(i),
-                                     req.http->body);
+                                     std::span<const std::string>(segs).subspan(i), req.http->body);
   }
   if (i < segs.size() && segs[i] == "watch") {
     req.watch_path = true;
@@ -425,8 +450,7 @@ HttpResponse Handler::Route(Request& req) {
   const std::span<const std::string> rest(segs.data() + i, segs.size() - i);
   if (rest.empty()) return ErrorResponse(NotFoundPath());
   std::string resource;
-  if (rest[0] == "namespaces" && rest.size() >= 3 && rest[2] != "status" &&
-      rest[2] != "finalize") {
+  if (rest[0] == "namespaces" && rest.size() >= 3 && rest[2] != "status" && rest[2] != "finalize") {
     req.ns = rest[1];
     resource = rest[2];
     if (rest.size() >= 4) req.name = rest[3];
@@ -495,8 +519,8 @@ HttpResponse Handler::HandleResource(Request& req) {
     std::vector<const json*> ptrs;
     ptrs.reserve(parsed.size());
     for (const auto& p : parsed) ptrs.push_back(&p);
-    json t = BuildTable(ColumnsFor(info, req.version), ptrs, include_object,
-                        store_->clock().WallNow());
+    json t =
+        BuildTable(ColumnsFor(info, req.version), ptrs, include_object, store_->clock().WallNow());
     t["metadata"]["resourceVersion"] = std::to_string(rv);
     if (!cont.empty()) t["metadata"]["continue"] = cont;
     return JsonResponse(200, t.dump(-1, ' ', false, json::error_handler_t::replace));
@@ -505,8 +529,8 @@ HttpResponse Handler::HandleResource(Request& req) {
   const bool json_body = content_type.empty() || content_type.starts_with("application/json") ||
                          content_type.starts_with("*/*");
   // Validating admission webhooks (apiserver/admission.h) for writes of main resources.
-  if (auto denied = AdmitWrite(*store_, info, req.version, method, req.ns, req.name, req.subresource,
-                               req.http->body, content_type, dry_run)) {
+  if (auto denied = AdmitWrite(*store_, info, req.version, method, req.ns, req.name,
+                               req.subresource, req.http->body, content_type, dry_run)) {
     std::string name = req.name;
     if (name.empty()) {  // a create: the name is in the body
       json body = json::parse(req.http->body, nullptr, false);
@@ -515,7 +539,8 @@ HttpResponse Handler::HandleResource(Request& req) {
         name = n->get<std::string>();
       }
     }
-    std::string_view kind = denied->reason == "Invalid" ? std::string_view(info.kind) : info.resource;
+    std::string_view kind =
+        denied->reason == "Invalid" ? std::string_view(info.kind) : info.resource;
     return ErrorResponse(*denied, name, info.group, kind);
   }
 
@@ -667,11 +692,10 @@ HttpResponse Handler::HandleResource(Request& req) {
   // ---- subresources
   const std::string& sub = req.subresource;
   if (!sub.empty()) {
-    const bool known =
-        (sub == "status" && info.has_status) || (sub == "scale" && info.has_scale) ||
-        (std::find(info.post_subresources.begin(), info.post_subresources.end(), sub) !=
-         info.post_subresources.end()) ||
-        (sub == "finalize" && info.group.empty() && info.resource == "namespaces");
+    const bool known = (sub == "status" && info.has_status) || (sub == "scale" && info.has_scale) ||
+                       (std::find(info.post_subresources.begin(), info.post_subresources.end(),
+                                  sub) != info.post_subresources.end()) ||
+                       (sub == "finalize" && info.group.empty() && info.resource == "namespaces");
     if (!known) return fail(NotFoundPath());
   }
   if (sub == "binding" || sub == "eviction") {
@@ -684,8 +708,9 @@ HttpResponse Handler::HandleResource(Request& req) {
       Status bound = store_->Bind(req.ns, req.name, req.http->body);
       if (!bound.ok()) return ErrorResponse(bound.error(), req.name, "", "pods/binding");
       if (InjectLostBindReply()) {
-        return fail(MakeHttpError(ErrorCode::kInternal, 500, "InternalError",
-                                  "Internal error occurred: injected lost reply (the pod was bound)"));
+        return fail(
+            MakeHttpError(ErrorCode::kInternal, 500, "InternalError",
+                          "Internal error occurred: injected lost reply (the pod was bound)"));
       }
       return JsonResponse(201, SuccessStatus(201));
     }
@@ -709,7 +734,8 @@ HttpResponse Handler::HandleResource(Request& req) {
       if (!current.ok()) return fail(current.error());
       json scale = json::parse(*current);
       json patch = json::parse(req.http->body, nullptr, false);
-      if (patch.is_discarded()) return fail(BadRequest("couldn't get version/kind; json parse error"));
+      if (patch.is_discarded())
+        return fail(BadRequest("couldn't get version/kind; json parse error"));
       try {
         if (content_type.starts_with("application/json-patch+json")) {
           scale = scale.patch(patch);
@@ -758,8 +784,7 @@ HttpResponse Handler::HandleResource(Request& req) {
           "application/json-patch+json, application/merge-patch+json, "
           "application/strategic-merge-patch+json, application/apply-patch+yaml"));
     }
-    auto patched =
-        store_->Patch(ref, req.ns, req.name, type, req.http->body, store_sub, dry_run);
+    auto patched = store_->Patch(ref, req.ns, req.name, type, req.http->body, store_sub, dry_run);
     if (!patched.ok()) return fail(patched.error());
     return JsonResponse(200, object_body(**patched));
   }
@@ -769,8 +794,9 @@ HttpResponse Handler::HandleResource(Request& req) {
     if (!req.http->body.empty()) {
       json body = json::parse(req.http->body, nullptr, false);
       if (body.is_discarded() || !body.is_object()) {
-        return fail(BadRequest("couldn't get version/kind; json parse error: invalid "
-                               "DeleteOptions"));
+        return fail(
+            BadRequest("couldn't get version/kind; json parse error: invalid "
+                       "DeleteOptions"));
       }
       if (auto g = body.find("gracePeriodSeconds"); g != body.end() && g->is_number_integer()) {
         dopts.grace_period_seconds = g->get<int64_t>();

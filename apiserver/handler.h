@@ -9,8 +9,8 @@
 // A WatchSession is used by one connection at a time.
 
 #include <chrono>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -93,13 +93,15 @@ class Handler {
     std::string name;
     std::string subresource;
     bool watch_path = false;
-  
+
     std::string_view Query(std::string_view key) const {
       auto it = query.find(key);
       return it == query.end() ? std::string_view() : std::string_view(it->second);
     }
     bool HasQuery(std::string_view key) const { return query.count(key) != 0; }
-    ResourceRef Ref() const { return ResourceRef{group, version, info->resource, info->namespaced}; }
+    ResourceRef Ref() const {
+      return ResourceRef{group, version, info->resource, info->namespaced};
+    }
   };
 
   HttpResponse Route(Request& req);
@@ -117,8 +119,8 @@ class Handler {
 
 // A kube Status object for an error (kind Status, status Failure, reason,
 // message, code, details).
-std::string StatusJson(const Error& error, std::string_view name = {},
-                       std::string_view group = {}, std::string_view kind = {});
+std::string StatusJson(const Error& error, std::string_view name = {}, std::string_view group = {},
+                       std::string_view kind = {});
 int HttpStatusOf(const Error& error);
 
 }  // namespace copse::apiserver

@@ -166,8 +166,7 @@ bool IsPlainString(std::string_view s) noexcept {
 }
 
 std::string Apply(std::string_view text, std::vector<Edit> edits, std::string_view placeholder) {
-  std::sort(edits.begin(), edits.end(),
-            [](const Edit& a, const Edit& b) { return a.pos < b.pos; });
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.pos < b.pos; });
   size_t size = text.size();
   for (const Edit& e : edits) {
     size = size - e.erase + (e.placeholder ? placeholder.size() : e.insert.size());

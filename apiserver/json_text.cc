@@ -35,7 +35,9 @@ bool Convert(simdjson::dom::element e, json& out) {
       }
       return true;
     }
-    case Type::STRING: out = std::string(std::string_view(e)); return true;
+    case Type::STRING:
+      out = std::string(std::string_view(e));
+      return true;
     case Type::INT64: {
       const int64_t v = int64_t(e);
       // nlohmann parses a number without a sign as number_unsigned.
@@ -46,10 +48,17 @@ bool Convert(simdjson::dom::element e, json& out) {
       }
       return true;
     }
-    case Type::UINT64: out = uint64_t(e); return true;
-    case Type::BOOL: out = bool(e); return true;
-    case Type::NULL_VALUE: out = nullptr; return true;
-    default: return false;  // DOUBLE, BIGINT
+    case Type::UINT64:
+      out = uint64_t(e);
+      return true;
+    case Type::BOOL:
+      out = bool(e);
+      return true;
+    case Type::NULL_VALUE:
+      out = nullptr;
+      return true;
+    default:
+      return false;  // DOUBLE, BIGINT
   }
 }
 
@@ -96,13 +105,27 @@ bool AppendString(std::string& out, std::string_view s) {
     }
     out.append(s.data() + run, i - run);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         out += "\\u00";
         out.push_back(kHex[c >> 4]);
@@ -173,11 +196,21 @@ void AppendJson(std::string& out, const json& value) {
       if (!AppendString(out, s)) AppendNlohmann(out, value);
       return;
     }
-    case json::value_t::number_integer: AppendInt(out, value.get<int64_t>()); return;
-    case json::value_t::number_unsigned: AppendInt(out, value.get<uint64_t>()); return;
-    case json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
-    case json::value_t::null: out += "null"; return;
-    default: AppendNlohmann(out, value); return;  // floats, binary, discarded
+    case json::value_t::number_integer:
+      AppendInt(out, value.get<int64_t>());
+      return;
+    case json::value_t::number_unsigned:
+      AppendInt(out, value.get<uint64_t>());
+      return;
+    case json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case json::value_t::null:
+      out += "null";
+      return;
+    default:
+      AppendNlohmann(out, value);
+      return;  // floats, binary, discarded
   }
 }
 

@@ -39,10 +39,8 @@ std::string Hex(uint64_t v, int digits) {
 }
 
 json Condition(const std::string& type, const std::string& status, const std::string& now) {
-  return {{"type", type},
-          {"status", status},
-          {"lastProbeTime", nullptr},
-          {"lastTransitionTime", now}};
+  return {
+      {"type", type}, {"status", status}, {"lastProbeTime", nullptr}, {"lastTransitionTime", now}};
 }
 
 }  // namespace
@@ -176,7 +174,8 @@ void NodeSimulator::Run() {
           g != nullptr && g->is_number_integer()) {
         grace = g->get<int64_t>();
       }
-      auto delay = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::seconds(grace));
+      auto delay =
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::seconds(grace));
       if (delay > options_.max_termination_delay) delay = options_.max_termination_delay;
       st.scheduled[pod.uid] = Action::kRemove;
       st.tasks.push(Task{clock.Now() + delay, Action::kRemove, pod.ns, pod.name, pod.uid});
@@ -188,7 +187,8 @@ void NodeSimulator::Run() {
     static const int phase_index = [] {
       auto all = BuiltinResources();
       for (const auto& info : all) {
-        if (info->group.empty() && info->resource == "pods") return info->FieldIndex("status.phase");
+        if (info->group.empty() && info->resource == "pods")
+          return info->FieldIndex("status.phase");
       }
       return -1;
     }();
@@ -216,7 +216,8 @@ void NodeSimulator::Run() {
     }
     if (const json* conds = FindPath(obj, "status.conditions"); conds && conds->is_array()) {
       for (const auto& c : *conds) {
-        if (c.is_object() && c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
+        if (c.is_object() && c.value("type", "") == "Ready")
+          ready = c.value("status", "") == "True";
       }
     }
     const bool is_new = st.node_ips.count(node.name) == 0;
@@ -237,7 +238,9 @@ void NodeSimulator::Run() {
         for (const char* t : {"MemoryPressure", "DiskPressure", "PIDPressure"}) {
           json c = Condition(t, "False", now);
           c["lastHeartbeatTime"] = now;
-          c["reason"] = std::string("KubeletHasSufficient") + (t[0] == 'M' ? "Memory" : t[0] == 'D' ? "Disk" : "PID");
+          c["reason"] = std::string("KubeletHasSufficient") + (t[0] == 'M'   ? "Memory"
+                                                               : t[0] == 'D' ? "Disk"
+                                                                             : "PID");
           conds.push_back(std::move(c));
         }
         json r = Condition("Ready", "True", now);
@@ -247,8 +250,9 @@ void NodeSimulator::Run() {
         conds.push_back(std::move(r));
         status["conditions"] = std::move(conds);
         if (!status.contains("addresses")) {
-          status["addresses"] = json::array({{{"type", "InternalIP"}, {"address", node_ip}},
-                                             {{"type", "Hostname"}, {"address", n["metadata"]["name"]}}});
+          status["addresses"] =
+              json::array({{{"type", "InternalIP"}, {"address", node_ip}},
+                           {{"type", "Hostname"}, {"address", n["metadata"]["name"]}}});
         }
         return Status::Ok();
       });
@@ -300,25 +304,28 @@ void NodeSimulator::Run() {
           if (c.is_object() && c.value("type", "") == "PodScheduled") scheduled = c;
         }
       }
-      for (const char* t : {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"}) {
+      for (const char* t :
+           {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"}) {
         conds.push_back(Condition(t, "True", now));
       }
       conds.push_back(std::move(scheduled));
       status["conditions"] = std::move(conds);
       json statuses = json::array();
-      if (const json* containers = FindPath(pod, "spec.containers"); containers && containers->is_array()) {
+      if (const json* containers = FindPath(pod, "spec.containers");
+          containers && containers->is_array()) {
         for (const auto& c : *containers) {
           if (!c.is_object()) continue;
           const std::string image = c.value("image", "");
-          statuses.push_back({{"name", c.value("name", "")},
-                              {"image", image},
-                              {"imageID", "copse.dev/simulated/" + image},
-                              {"containerID", "containerd://" + Hex(st.rng(), 16) + Hex(st.rng(), 16)},
-                              {"ready", true},
-                              {"started", true},
-                              {"restartCount", 0},
-                              {"lastState", json::object()},
-                              {"state", {{"running", {{"startedAt", now}}}}}});
+          statuses.push_back(
+              {{"name", c.value("name", "")},
+               {"image", image},
+               {"imageID", "copse.dev/simulated/" + image},
+               {"containerID", "containerd://" + Hex(st.rng(), 16) + Hex(st.rng(), 16)},
+               {"ready", true},
+               {"started", true},
+               {"restartCount", 0},
+               {"lastState", json::object()},
+               {"state", {{"running", {{"startedAt", now}}}}}});
         }
       }
       status["containerStatuses"] = std::move(statuses);
@@ -326,16 +333,18 @@ void NodeSimulator::Run() {
         json init_statuses = json::array();
         for (const auto& c : *inits) {
           if (!c.is_object()) continue;
-          init_statuses.push_back(
-              {{"name", c.value("name", "")},
-               {"image", c.value("image", "")},
-               {"imageID", "copse.dev/simulated/" + c.value("image", "")},
-               {"ready", true},
-               {"restartCount", 0},
-               {"lastState", json::object()},
-               {"state",
-                {{"terminated",
-                  {{"exitCode", 0}, {"reason", "Completed"}, {"startedAt", now}, {"finishedAt", now}}}}}});
+          init_statuses.push_back({{"name", c.value("name", "")},
+                                   {"image", c.value("image", "")},
+                                   {"imageID", "copse.dev/simulated/" + c.value("image", "")},
+                                   {"ready", true},
+                                   {"restartCount", 0},
+                                   {"lastState", json::object()},
+                                   {"state",
+                                    {{"terminated",
+                                      {{"exitCode", 0},
+                                       {"reason", "Completed"},
+                                       {"startedAt", now},
+                                       {"finishedAt", now}}}}}});
         }
         status["initContainerStatuses"] = std::move(init_statuses);
       }

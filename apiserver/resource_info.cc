@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-
 #include <nlohmann/json.hpp>
 
 #include "apiserver/selector.h"
@@ -156,6 +155,8 @@ std::vector<std::string> StringsAt(const json& obj, const char* key) {
 
 std::vector<std::shared_ptr<const ResourceInfo>> BuiltinResources() {
   const std::vector<std::string> kMeta;
+  // One row per resource, as `kubectl api-resources` lists them; kept one resource per line.
+  // clang-format off
   const std::vector<Builtin> builtins = {
       {"", "v1", "pods", "pod", "Pod", true, true, false, {"po"},
        {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
@@ -243,6 +244,7 @@ std::vector<std::shared_ptr<const ResourceInfo>> BuiltinResources() {
       {"node.k8s.io", "v1", "runtimeclasses", "runtimeclass", "RuntimeClass", false, false,
        false, {}, kMeta},
   };
+  // clang-format on
   std::vector<std::shared_ptr<const ResourceInfo>> out;
   out.reserve(builtins.size());
   for (const auto& b : builtins) out.push_back(Make(b));
@@ -293,8 +295,9 @@ Result<std::shared_ptr<const ResourceInfo>> ResourceFromCrd(const json& crd) {
   info->namespaced = scope == "Namespaced";
   auto versions_it = spec.find("versions");
   if (versions_it == spec.end() || !versions_it->is_array() || versions_it->empty()) {
-    return Invalid422(name, "spec.versions: Invalid value: null: must have exactly one version "
-                            "marked as storage version");
+    return Invalid422(name,
+                      "spec.versions: Invalid value: null: must have exactly one version "
+                      "marked as storage version");
   }
   std::vector<std::pair<std::string, const json*>> served;
   const json* storage = nullptr;
@@ -324,8 +327,9 @@ Result<std::shared_ptr<const ResourceInfo>> ResourceFromCrd(const json& crd) {
       info->status_replicas_path = StringAt(*scale, "statusReplicasPath");
       info->label_selector_path = StringAt(*scale, "labelSelectorPath");
       if (info->spec_replicas_path.empty()) {
-        return Invalid422(name, "spec.versions[0].subresources.scale.specReplicasPath: Required "
-                                "value");
+        return Invalid422(name,
+                          "spec.versions[0].subresources.scale.specReplicasPath: Required "
+                          "value");
       }
     }
   }

@@ -7,11 +7,10 @@
 // out shared_ptr<const ResourceInfo>); functions here are pure.
 
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "core/result.h"
 
@@ -47,7 +46,7 @@ struct ResourceInfo {
   // Requires !versions.empty() (a CRD may serve no version at all).
   const std::string& preferred_version() const { return versions.front(); }
   std::string ApiVersion(std::string_view version) const;  // "v1" or "group/version"
-  std::string GroupResource() const;                        // "pods", "widgets.example.com"
+  std::string GroupResource() const;                       // "pods", "widgets.example.com"
   bool ServesVersion(std::string_view version) const;
   bool HasField(std::string_view field) const;
   int FieldIndex(std::string_view field) const;  // -1 when not selectable

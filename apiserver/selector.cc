@@ -54,8 +54,8 @@ std::string CheckKey(std::string_view key) {
 }
 
 bool IsIdentChar(char c) {
-  return !(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == '=' ||
-           c == '!' || c == '(' || c == ')' || c == '<' || c == '>');
+  return !(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == '=' || c == '!' ||
+           c == '(' || c == ')' || c == '<' || c == '>');
 }
 
 class LabelParser {
@@ -72,7 +72,8 @@ class LabelParser {
       out.push_back(std::move(req).value());
       SkipSpace();
       if (pos_ == text_.size()) break;
-      if (text_[pos_] != ',') return Fail("found '" + Token() + "', expected: ',' or 'end of string'");
+      if (text_[pos_] != ',')
+        return Fail("found '" + Token() + "', expected: ',' or 'end of string'");
       ++pos_;
       SkipSpace();
       if (pos_ == text_.size()) return Fail("found '', expected: identifier");
@@ -207,14 +208,18 @@ bool LabelRequirement::Matches(const Labels& labels) const noexcept {
   auto it = labels.find(key);
   const bool present = it != labels.end();
   switch (op) {
-    case Op::kEquals: return present && it->second == values.front();
-    case Op::kNotEquals: return !present || it->second != values.front();
+    case Op::kEquals:
+      return present && it->second == values.front();
+    case Op::kNotEquals:
+      return !present || it->second != values.front();
     case Op::kIn:
       return present && std::find(values.begin(), values.end(), it->second) != values.end();
     case Op::kNotIn:
       return !present || std::find(values.begin(), values.end(), it->second) == values.end();
-    case Op::kExists: return present;
-    case Op::kDoesNotExist: return !present;
+    case Op::kExists:
+      return present;
+    case Op::kDoesNotExist:
+      return !present;
     case Op::kGt:
     case Op::kLt: {
       if (!present) return false;

@@ -7,17 +7,16 @@
 
 #include <array>
 #include <atomic>
-#include <mutex>
-#include <optional>
-#include <thread>
-#include <type_traits>
-#include <unordered_map>
-
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
 
 #include "apiserver/apiserver.h"
 #include "apiserver/handler.h"
@@ -251,8 +250,7 @@ asio::awaitable<void> ApiServer::Impl::Serve(Stream& stream, bool client_certifi
     AppendResponseHead(head, req.version(), out.status, out.content_type, out.body.size(),
                        keep_alive);
     // The head of the next request is already here: hold this response.
-    const std::string_view buffered(static_cast<const char*>(buffer.data().data()),
-                                    buffer.size());
+    const std::string_view buffered(static_cast<const char*>(buffer.data().data()), buffer.size());
     const bool next_is_here = buffered.find("\r\n\r\n") != std::string_view::npos;
     if (keep_alive && next_is_here && held.size() + head.size() + out.body.size() <= kMaxHeld) {
       held += head;
@@ -343,7 +341,8 @@ asio::awaitable<bool> ApiServer::Impl::StreamWatch(Stream& stream, unsigned vers
         session->AppendBookmark(bookmark_rv, &out);
       }
       if (out.empty()) break;
-      auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(out)), kTuple);
+      auto [ec, n] =
+          co_await asio::async_write(stream, http::make_chunk(asio::buffer(out)), kTuple);
       (void)n;
       if (ec) co_return false;
     }
@@ -500,8 +499,7 @@ const std::string& ApiServer::ca_pem() const { return impl_->ca_pem; }
 
 std::string ApiServer::Kubeconfig(std::string_view context_name) const {
   const std::string name(context_name);
-  std::string out = "apiVersion: v1\nkind: Config\nclusters:\n- name: " + name +
-                    "\n  cluster:\n";
+  std::string out = "apiVersion: v1\nkind: Config\nclusters:\n- name: " + name + "\n  cluster:\n";
   if (impl_->options.serve_https) {
     out += "    server: " + https_url() + "\n";
     out += "    certificate-authority-data: " + Base64(impl_->ca_pem) + "\n";

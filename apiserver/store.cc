@@ -210,11 +210,16 @@ using internal::WithStatus;
 
 std::string_view WatchEventTypeName(WatchEventType type) noexcept {
   switch (type) {
-    case WatchEventType::kAdded: return "ADDED";
-    case WatchEventType::kModified: return "MODIFIED";
-    case WatchEventType::kDeleted: return "DELETED";
-    case WatchEventType::kBookmark: return "BOOKMARK";
-    case WatchEventType::kError: return "ERROR";
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case WatchEventType::kError:
+      return "ERROR";
   }
   return "ERROR";
 }
@@ -457,7 +462,8 @@ void Store::Impl::Dispatch(ResourceData* rd, const HistoryEntry& entry) {
       case WatchEventType::kDeleted:
         if (cur_match) w.Push(WatchEvent{WatchEventType::kDeleted, entry.object, entry.rv});
         break;
-      default: break;
+      default:
+        break;
     }
   }
   watchers.resize(live);
@@ -565,12 +571,10 @@ std::shared_ptr<Store> NewStore(StoreOptions options) {
         SystemClass{"system-cluster-critical", 2000000000,
                     "Used for system critical pods that must run in the cluster, but can be "
                     "moved to another node if necessary."}}) {
-    json obj = {{"apiVersion", "scheduling.k8s.io/v1"},
-                {"kind", "PriorityClass"},
-                {"metadata", {{"name", pc.name}}},
-                {"value", pc.value},
-                {"description", pc.description},
-                {"preemptionPolicy", "PreemptLowerPriority"}};
+    json obj = {
+        {"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"},
+        {"metadata", {{"name", pc.name}}},      {"value", pc.value},
+        {"description", pc.description},        {"preemptionPolicy", "PreemptLowerPriority"}};
     auto created = store->CreateFromJson(resources::kPriorityClasses, "", std::move(obj));
     COPSE_CHECK(created.ok()) << created.error().ToString();
   }
@@ -662,8 +666,9 @@ Result<ListResult> Store::List(const ResourceRef& ref, const ListOptions& option
       token = json::parse(decoded, nullptr, false);
     }
     if (!token.is_object() || !token.contains("start") || !token["start"].is_string()) {
-      return BadRequest("continue key is not valid: incorrect encoded start resourceVersion "
-                        "(version meta.k8s.io/v1)");
+      return BadRequest(
+          "continue key is not valid: incorrect encoded start resourceVersion "
+          "(version meta.k8s.io/v1)");
     }
     start = token["start"].get<std::string>();
   }
@@ -769,7 +774,8 @@ Result<std::shared_ptr<WatchStream>> Store::Watch(const ResourceRef& ref,
       }
     }
   }
-  stream->max_pending_ = stream->pending_.size() + 2 * std::max<size_t>(impl_->options.watch_history, 100000);
+  stream->max_pending_ =
+      stream->pending_.size() + 2 * std::max<size_t>(impl_->options.watch_history, 100000);
   rd->watchers.push_back(stream);
   return stream;
 }
@@ -790,8 +796,7 @@ namespace {
 // Upstream defaults and PrepareForCreate that matter to copse and kubectl.
 void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& now) {
   json& meta = obj["metadata"];
-  if (info.has_status && info.resource != "nodes" &&
-      info.resource != "customresourcedefinitions") {
+  if (info.has_status && info.resource != "nodes" && info.resource != "customresourcedefinitions") {
     obj.erase("status");
   }
   if (!info.group.empty() || info.crd) {
@@ -816,17 +821,16 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
       }
       obj["status"] = {
           {"acceptedNames", names},
-          {"conditions",
-           json::array({{{"type", "NamesAccepted"},
-                         {"status", "True"},
-                         {"reason", "NoConflicts"},
-                         {"message", "no conflicts found"},
-                         {"lastTransitionTime", now}},
-                        {{"type", "Established"},
-                         {"status", "True"},
-                         {"reason", "InitialNamesAccepted"},
-                         {"message", "the initial names have been accepted"},
-                         {"lastTransitionTime", now}}})},
+          {"conditions", json::array({{{"type", "NamesAccepted"},
+                                       {"status", "True"},
+                                       {"reason", "NoConflicts"},
+                                       {"message", "no conflicts found"},
+                                       {"lastTransitionTime", now}},
+                                      {{"type", "Established"},
+                                       {"status", "True"},
+                                       {"reason", "InitialNamesAccepted"},
+                                       {"message", "the initial names have been accepted"},
+                                       {"lastTransitionTime", now}}})},
           {"storedVersions", stored}};
     }
     return;
@@ -855,23 +859,21 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
           const std::string image = c.value("image", "");
           const size_t slash = image.rfind('/');
           const std::string last = slash == std::string::npos ? image : image.substr(slash + 1);
-          const bool latest = last.find(':') == std::string::npos ||
-                              image.ends_with(":latest");
+          const bool latest = last.find(':') == std::string::npos || image.ends_with(":latest");
           c["imagePullPolicy"] = latest ? "Always" : "IfNotPresent";
         }
         if (!c.contains("resources")) c["resources"] = json::object();
       }
     }
     // DefaultTolerationSeconds admission.
-    static const json kDefaultTolerations[] = {
-        {{"key", "node.kubernetes.io/not-ready"},
-         {"operator", "Exists"},
-         {"effect", "NoExecute"},
-         {"tolerationSeconds", 300}},
-        {{"key", "node.kubernetes.io/unreachable"},
-         {"operator", "Exists"},
-         {"effect", "NoExecute"},
-         {"tolerationSeconds", 300}}};
+    static const json kDefaultTolerations[] = {{{"key", "node.kubernetes.io/not-ready"},
+                                                {"operator", "Exists"},
+                                                {"effect", "NoExecute"},
+                                                {"tolerationSeconds", 300}},
+                                               {{"key", "node.kubernetes.io/unreachable"},
+                                                {"operator", "Exists"},
+                                                {"effect", "NoExecute"},
+                                                {"tolerationSeconds", 300}}};
     json& tolerations = spec["tolerations"];
     if (!tolerations.is_array()) tolerations = json::array();
     for (const json& toleration : kDefaultTolerations) {
@@ -891,13 +893,13 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
     // scheduler writes nothing for it).
     if (auto gates = obj["spec"].find("schedulingGates");
         gates != obj["spec"].end() && gates->is_array() && !gates->empty()) {
-      obj["status"]["conditions"] = json::array(
-          {{{"type", "PodScheduled"},
-            {"status", "False"},
-            {"lastProbeTime", nullptr},
-            {"lastTransitionTime", now},
-            {"reason", "SchedulingGated"},
-            {"message", "Scheduling is blocked due to non-empty scheduling gates"}}});
+      obj["status"]["conditions"] =
+          json::array({{{"type", "PodScheduled"},
+                        {"status", "False"},
+                        {"lastProbeTime", nullptr},
+                        {"lastTransitionTime", now},
+                        {"reason", "SchedulingGated"},
+                        {"message", "Scheduling is blocked due to non-empty scheduling gates"}}});
     }
   } else if (info.resource == "namespaces") {
     obj["spec"] = {{"finalizers", json::array({"kubernetes"})}};
@@ -1058,11 +1060,10 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
     if (info->resource == "services" && info->group.empty()) {
       json& spec = obj["spec"];
       const std::string type = spec.value("type", "ClusterIP");
-      if (type != "ExternalName" &&
-          (!spec.contains("clusterIP") || spec["clusterIP"] == "")) {
+      if (type != "ExternalName" && (!spec.contains("clusterIP") || spec["clusterIP"] == "")) {
         const uint32_t n = impl_->next_service_ip++;
-        const std::string ip = "10.96." + std::to_string((n >> 8) & 0xff) + "." +
-                               std::to_string(n & 0xff);
+        const std::string ip =
+            "10.96." + std::to_string((n >> 8) & 0xff) + "." + std::to_string(n & 0xff);
         spec["clusterIP"] = ip;
         spec["clusterIPs"] = json::array({ip});
       }
@@ -1127,9 +1128,9 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
       json& nm = new_obj["metadata"];
       const json& om = old_obj["metadata"];
       const std::string cur_rv = std::to_string(cur->rv);
-      if (auto it = nm.find("resourceVersion");
-          it != nm.end() && it->is_string() && !it->get_ref<const std::string&>().empty() &&
-          it->get_ref<const std::string&>() != cur_rv) {
+      if (auto it = nm.find("resourceVersion"); it != nm.end() && it->is_string() &&
+                                                !it->get_ref<const std::string&>().empty() &&
+                                                it->get_ref<const std::string&>() != cur_rv) {
         return Conflict(*info, name,
                         "the object has been modified; please apply your changes to the latest "
                         "version and try again");
@@ -1138,8 +1139,8 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
       new_obj["apiVersion"] = old_obj["apiVersion"];
       new_obj["kind"] = old_obj["kind"];
       if (!nm.contains("uid") || nm["uid"] == "") nm["uid"] = om["uid"];
-      for (const char* key_name : {"creationTimestamp", "deletionTimestamp",
-                                   "deletionGracePeriodSeconds", "generation"}) {
+      for (const char* key_name :
+           {"creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"}) {
         if (auto it = om.find(key_name); it != om.end()) {
           nm[key_name] = *it;
         } else {
@@ -1170,16 +1171,16 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
         }
       }
       if (mode.validate) {
-        Status valid = ValidateForUpdate(old_obj, new_obj, info->group, ref.version, info->kind,
-                                         info->resource, info->namespaced,
-                                         mode.status_only ? "status" : "");
+        Status valid =
+            ValidateForUpdate(old_obj, new_obj, info->group, ref.version, info->kind,
+                              info->resource, info->namespaced, mode.status_only ? "status" : "");
         if (!valid.ok()) return valid.error();
       }
       if (new_obj == old_obj) return cur;
       const json& fm = new_obj["metadata"];
-      const bool remove = fm.contains("deletionTimestamp") && !fm["deletionTimestamp"].is_null() &&
-                          (!fm.contains("finalizers") || !fm["finalizers"].is_array() ||
-                           fm["finalizers"].empty());
+      const bool remove =
+          fm.contains("deletionTimestamp") && !fm["deletionTimestamp"].is_null() &&
+          (!fm.contains("finalizers") || !fm["finalizers"].is_array() || fm["finalizers"].empty());
       std::lock_guard<std::mutex> lock(impl_->mu);
       auto rd_or = impl_->ResolveRef(ref);
       if (!rd_or.ok()) return std::move(rd_or).error();
@@ -1211,8 +1212,7 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
 }
 
 Result<ObjectPtr> Store::Update(const ResourceRef& ref, std::string_view ns, std::string_view name,
-                                std::string_view body, std::string_view subresource,
-                                bool dry_run) {
+                                std::string_view body, std::string_view subresource, bool dry_run) {
   auto parsed = ParseBody(body);
   if (!parsed.ok()) return std::move(parsed).error();
   json obj = std::move(parsed).value();

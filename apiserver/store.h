@@ -35,19 +35,18 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
-#include "core/clock.h"
-#include "core/labels.h"
-#include "core/result.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/resource_info.h"
 #include "apiserver/selector.h"
+#include "core/clock.h"
+#include "core/labels.h"
+#include "core/result.h"
 #include "kube/object.h"
 
 namespace copse::apiserver {
@@ -99,7 +98,7 @@ struct ListOptions {
 struct ListResult {
   std::vector<ObjectPtr> items;
   uint64_t resource_version = 0;
-  std::string continue_token;   // empty on the last page
+  std::string continue_token;    // empty on the last page
   int64_t remaining_items = -1;  // -1 unknown (with selectors)
 };
 
@@ -199,15 +198,15 @@ class Store : public std::enable_shared_from_this<Store> {
   // --- writes --- (`ns` is the URL's namespace; ignored for cluster-scoped)
   Result<ObjectPtr> Create(const ResourceRef& ref, std::string_view ns, std::string_view body,
                            bool dry_run = false);
-  Result<ObjectPtr> CreateFromJson(const ResourceRef& ref, std::string_view ns,
-                                   nlohmann::json obj, bool dry_run = false);
+  Result<ObjectPtr> CreateFromJson(const ResourceRef& ref, std::string_view ns, nlohmann::json obj,
+                                   bool dry_run = false);
   // PUT. `subresource` is "" or "status".
   Result<ObjectPtr> Update(const ResourceRef& ref, std::string_view ns, std::string_view name,
                            std::string_view body, std::string_view subresource = {},
                            bool dry_run = false);
   Result<ObjectPtr> Patch(const ResourceRef& ref, std::string_view ns, std::string_view name,
-                          PatchType type, std::string_view patch,
-                          std::string_view subresource = {}, bool dry_run = false);
+                          PatchType type, std::string_view patch, std::string_view subresource = {},
+                          bool dry_run = false);
   // In-process read-modify-write: `edit` changes the parsed current object;
   // returning an error aborts. Subresource rules apply as for Update.
   Result<ObjectPtr> Mutate(const ResourceRef& ref, std::string_view ns, std::string_view name,

@@ -7,14 +7,13 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "apiserver/store.h"
 
@@ -78,7 +77,7 @@ struct Store::Impl {
   std::unordered_map<std::string, std::unordered_set<std::string>> dependents;
   std::unordered_map<std::string, size_t> namespace_objects;  // namespaced objects per namespace
   std::unordered_map<std::string, int64_t> priority_values;   // PriorityClass name -> value
-  std::string default_priority_class;                          // globalDefault: true
+  std::string default_priority_class;                         // globalDefault: true
   uint32_t next_service_ip = 10;
   std::deque<internal::GcItem> gc_queue;
 

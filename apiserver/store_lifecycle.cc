@@ -2,16 +2,16 @@
 // the garbage collector, namespace and CRD lifecycles, pods/binding,
 // pods/eviction with PodDisruptionBudgets, and the scale subresource.
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <chrono>
 #include <optional>
 
-#include <simdjson.h>
-
 #include "apiserver/disruption.h"
 #include "apiserver/json_splice.h"
-#include "apiserver/store.h"
 #include "apiserver/json_text.h"
+#include "apiserver/store.h"
 #include "apiserver/store_internal.h"
 
 namespace copse::apiserver {
@@ -110,8 +110,7 @@ ObjectPtr Store::Impl::CommitRemove(ResourceData* rd, const std::string& key, js
   ObjectPtr prev = Lookup(rd, key);
   rd->objects.erase(key);
   uids.erase(v->uid);
-  const std::vector<std::string>& owners =
-      prev != nullptr ? prev->owner_uids : v->owner_uids;
+  const std::vector<std::string>& owners = prev != nullptr ? prev->owner_uids : v->owner_uids;
   for (const auto& owner : owners) {
     auto it = dependents.find(owner);
     if (it != dependents.end()) {
@@ -158,9 +157,15 @@ void Store::Impl::DrainGc() {
     GcItem item = std::move(gc_queue.front());
     gc_queue.pop_front();
     switch (item.kind) {
-      case GcItem::Kind::kOwnerRemoved: HandleOwnerRemoved(item.id); break;
-      case GcItem::Kind::kFinalizeForeground: FinalizeForeground(item.id); break;
-      case GcItem::Kind::kNamespaceCheck: CheckNamespace(item.id); break;
+      case GcItem::Kind::kOwnerRemoved:
+        HandleOwnerRemoved(item.id);
+        break;
+      case GcItem::Kind::kFinalizeForeground:
+        FinalizeForeground(item.id);
+        break;
+      case GcItem::Kind::kNamespaceCheck:
+        CheckNamespace(item.id);
+        break;
     }
   }
 }
@@ -279,8 +284,7 @@ Result<DeleteResult> Store::Impl::DeleteLocked(ResourceData* rd, const std::stri
         std::vector<std::string> keys;
         const std::string prefix = name + "/";
         for (auto it = data->objects.lower_bound(prefix);
-             it != data->objects.end() && it->first.compare(0, prefix.size(), prefix) == 0;
-             ++it) {
+             it != data->objects.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
           keys.push_back(it->first);
         }
         for (const auto& k : keys) (void)DeleteLocked(data.get(), k, DeleteOptions{});
@@ -429,9 +433,9 @@ namespace {
 // not parsed here (malformed, not an object, annotations to merge): the
 // caller parses with nlohmann and decides.
 struct BindingFields {
-  std::string target;           // target.name when a string
+  std::string target;               // target.name when a string
   std::optional<std::string> name;  // metadata.name when a string
-  std::string uid;              // metadata.uid when a string
+  std::string uid;                  // metadata.uid when a string
 };
 
 std::optional<simdjson::dom::element> LastMember(simdjson::dom::object object,
@@ -512,8 +516,9 @@ Status Store::Bind(std::string_view ns, std::string_view name, std::string_view 
   const std::string pod_name(name);
   if (target.empty()) {
     return WithStatus(ErrorCode::kInvalid, 422, "Invalid",
-                      "Binding.meta.k8s.io \"" + pod_name + "\" is invalid: target.name: "
-                      "Required value");
+                      "Binding.meta.k8s.io \"" + pod_name +
+                          "\" is invalid: target.name: "
+                          "Required value");
   }
   const std::string now = impl_->NowRfc3339();
   auto conflict = [&](const std::string& detail) -> Status {
@@ -526,8 +531,7 @@ Status Store::Bind(std::string_view ns, std::string_view name, std::string_view 
       return conflict("pod " + pod_name + " is being deleted, cannot be assigned to a host");
     }
     if (!cur.node_name.empty()) {
-      return conflict("pod " + pod_name + " is already assigned to node \"" + cur.node_name +
-                      "\"");
+      return conflict("pod " + pod_name + " is already assigned to node \"" + cur.node_name + "\"");
     }
     if (!uid.empty() && uid != cur.uid) {
       return conflict("Precondition failed: UID in precondition: " + uid +
@@ -678,8 +682,7 @@ Status Store::Evict(std::string_view ns, std::string_view name, std::string_view
   if (pod == nullptr) return NotFound(*pods->info, name);
   const int phase_index = pods->info->FieldIndex("status.phase");
   const std::string& phase = pod->fields[static_cast<size_t>(phase_index)];
-  const bool ignore_pdb = pod->deleting || pod->pod_terminal || phase == "Pending" ||
-                          phase.empty();
+  const bool ignore_pdb = pod->deleting || pod->pod_terminal || phase == "Pending" || phase.empty();
   if (!ignore_pdb && pdbs != nullptr) {
     std::vector<json> matching;
     const std::string prefix = std::string(ns) + "/";
@@ -691,8 +694,9 @@ Status Store::Evict(std::string_view ns, std::string_view name, std::string_view
       if ((*sel)->Matches(pod->labels)) matching.push_back(std::move(pdb));
     }
     if (matching.size() > 1) {
-      return Internal("This pod has more than one PodDisruptionBudget, which the eviction "
-                      "subresource does not support.");
+      return Internal(
+          "This pod has more than one PodDisruptionBudget, which the eviction "
+          "subresource does not support.");
     }
     if (matching.size() == 1) {
       std::vector<ObjectPtr> ns_pods;

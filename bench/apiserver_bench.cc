@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/bench.h"
-#include "core/quantity.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
+#include "bench/bench.h"
+#include "core/quantity.h"
 #include "kube/client.h"
 #include "kube/protobuf/codec.h"
 
@@ -100,8 +100,9 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
     if (!created.ok()) return created.error();
   }
   {
-    auto ns = store->Create(kube::resources::kNamespaces, "",
-                            std::string_view(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})"));
+    auto ns = store->Create(
+        kube::resources::kNamespaces, "",
+        std::string_view(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})"));
     if (!ns.ok()) return ns.error();
     auto pb_ns = store->Create(
         kube::resources::kNamespaces, "",
@@ -242,12 +243,12 @@ Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& pro
   }());
 
   if (errors.load() > 0) {
-    return MakeError(ErrorCode::kInternal, std::to_string(errors.load()) +
-                                               " requests failed; first: " + first_error);
+    return MakeError(ErrorCode::kInternal,
+                     std::to_string(errors.load()) + " requests failed; first: " + first_error);
   }
   if (listed != pods) {
-    return MakeError(ErrorCode::kInternal, "listed " + std::to_string(listed) + " pods, want " +
-                                               std::to_string(pods));
+    return MakeError(ErrorCode::kInternal,
+                     "listed " + std::to_string(listed) + " pods, want " + std::to_string(pods));
   }
 
   BenchResult result;

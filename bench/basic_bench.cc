@@ -15,13 +15,13 @@
 // No kubelet simulator runs (scheduler_perf has none either): bound pods stay
 // Pending, so the watch traffic is the scheduler's own.
 // Targets (issue 3): >= 20,000 pods/s and <= 0.15 ms of scheduler CPU per pod.
+#include <dirent.h>
 #include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <dirent.h>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -30,12 +30,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bench/bench.h"
-#include "bench/pod_watch.h"
-#include "core/quantity.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
+#include "bench/bench.h"
+#include "bench/pod_watch.h"
+#include "core/quantity.h"
 #include "kube/client.h"
 #include "scheduler/scheduler.h"
 
@@ -58,8 +58,10 @@ std::string BenchPodJson(std::string_view prefix, int64_t i) {
 class BoundWatcher {
  public:
   explicit BoundWatcher(api::Store& store)
-      : watch_(store, "bench", [this](const std::vector<api::WatchEvent>& events,
-                                      SteadyClock::time_point now) { Record(events, now); }) {}
+      : watch_(store, "bench",
+               [this](const std::vector<api::WatchEvent>& events, SteadyClock::time_point now) {
+                 Record(events, now);
+               }) {}
   int64_t bound() const { return bound_.load(); }
   // name -> bound time
   std::unordered_map<std::string, SteadyClock::time_point> Times() {
@@ -127,7 +129,8 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
   auto client = kube::Client::Create(config, io->executor());
   if (!client.ok()) return client.error();
   scheduler::SchedulerOptions scheduler_options;
-  scheduler_options.record_events = getenv("COPSE_BENCH_EVENTS") == nullptr || std::string(getenv("COPSE_BENCH_EVENTS")) != "0";
+  scheduler_options.record_events =
+      getenv("COPSE_BENCH_EVENTS") == nullptr || std::string(getenv("COPSE_BENCH_EVENTS")) != "0";
   auto created = scheduler::Scheduler::Create(*client, scheduler_options);
   if (!created.ok()) return created.error();
   std::unique_ptr<scheduler::Scheduler> sched = std::move(created).value();
@@ -190,9 +193,9 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
     auto it = times.find("pod-" + std::to_string(i));
     if (it == times.end()) continue;
     last = std::max(last, it->second);
-    latencies.push_back(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(it->second - created_at[static_cast<size_t>(i)])
-            .count());
+    latencies.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            it->second - created_at[static_cast<size_t>(i)])
+                            .count());
   }
   const double seconds = std::chrono::duration<double>(last - start).count();
   progress.Done("schedule", pods, seconds);
@@ -215,8 +218,7 @@ Result<BenchResult> RunBasicBench(const BenchOptions& options, Progress& progres
   result.extras["process_cpu_ms_per_pod"] =
       pods > 0 ? process_cpu * 1000.0 / static_cast<double>(pods) : 0;
   result.extras["loop_seconds"] = stats_after.scheduling_seconds - stats_before.scheduling_seconds;
-  result.extras["batched_pods"] =
-      static_cast<double>(stats_after.batched - stats_before.batched);
+  result.extras["batched_pods"] = static_cast<double>(stats_after.batched - stats_before.batched);
   result.extras["attempts"] = static_cast<double>(stats_after.attempts - stats_before.attempts);
   // Why a pod took more than one attempt.
   result.extras["unschedulable"] =

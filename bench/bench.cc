@@ -3,8 +3,8 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sys/resource.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -25,24 +25,24 @@ std::span<const Scenario> Scenarios() {
       {"basic",
        "scheduler_perf SchedulingBasic: 5,000 nodes, 1,000 init + 10,000 measured pods, end to end",
        &RunBasicBench},
-      {"gang",
-       "kube-scheduler GangScheduling shape: 5,000 nodes, 3,000 gangs x 3 pods, end to end",
+      {"gang", "kube-scheduler GangScheduling shape: 5,000 nodes, 3,000 gangs x 3 pods, end to end",
        &RunGangBench},
-      {"gang-large",
-       "5,000 nodes x 8 GPUs, 100 gangs x 256 pods of 1 GPU, end to end",
+      {"gang-large", "5,000 nodes x 8 GPUs, 100 gangs x 256 pods of 1 GPU, end to end",
        &RunGangLargeBench},
       {"gang-preempt",
        "1,000 full nodes of low-priority gangs, then 100 high-priority 8-pod gangs that preempt",
        &RunGangPreemptBench},
       {"topology",
-       "KEP-5732 shape: 5,000 nodes in 50 racks, 750 gangs x 4 pods with a required rack, end to end",
+       "KEP-5732 shape: 5,000 nodes in 50 racks, 750 gangs x 4 pods with a required rack, end to "
+       "end",
        &RunTopologyBench},
       {"topology-large",
        "15,000 nodes in 3 zones x 10 blocks x 10 racks, 2,000 hierarchical copse PodGroups of "
        "16-256 pods (block required, rack preferred per replica), end to end",
        &RunTopologyLargeBench},
       {"grove",
-       "500 disaggregated PodCliqueSets on 2,000 nodes x 8 GPUs: Grove operator + copse, end to end",
+       "500 disaggregated PodCliqueSets on 2,000 nodes x 8 GPUs: Grove operator + copse, end to "
+       "end",
        &RunGroveBench},
       {"quality",
        "200 small GPU clusters, gangs all at once: copse's gangs placed against the exact "

@@ -20,10 +20,10 @@
 namespace copse::bench {
 
 struct BenchOptions {
-  int64_t pods = 0;   // 0: the scenario's default
-  int64_t nodes = 0;  // 0: the scenario's default
-  bool tls = false;   // talk HTTPS instead of plain HTTP on loopback
-  bool quiet = false; // no progress lines
+  int64_t pods = 0;    // 0: the scenario's default
+  int64_t nodes = 0;   // 0: the scenario's default
+  bool tls = false;    // talk HTTPS instead of plain HTTP on loopback
+  bool quiet = false;  // no progress lines
 };
 
 struct BenchResult {

@@ -60,12 +60,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bench/bench.h"
-#include "bench/pod_watch.h"
-#include "core/quantity.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
+#include "bench/bench.h"
+#include "bench/pod_watch.h"
+#include "core/quantity.h"
 #include "kube/client.h"
 #include "kube/object.h"
 #include "kube/pod_group.h"
@@ -132,15 +132,17 @@ struct MemberTemplate {
 
 std::string MemberPodJson(const std::string& name, const std::string& group,
                           const MemberTemplate& t) {
-  std::string s = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-                  R"(","namespace":"bench","labels":{"gang":")" + group +
-                  R"("}},"spec":{"schedulerName":"copse-scheduler","schedulingGroup":{"podGroupName":")" +
-                  group + "\"}";
+  std::string s =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+      R"(","namespace":"bench","labels":{"gang":")" + group +
+      R"("}},"spec":{"schedulerName":"copse-scheduler","schedulingGroup":{"podGroupName":")" +
+      group + "\"}";
   if (!t.priority_class.empty()) s += R"(,"priorityClassName":")" + t.priority_class + "\"";
   if (t.grace_zero) s += R"(,"terminationGracePeriodSeconds":0)";
   s += t.extra_spec;
-  s += R"(,"containers":[{"name":"main","image":"registry.k8s.io/pause:3.10","resources":{"requests":{)" +
-       t.resources + R"(},"limits":{)" + t.resources + "}}}]}}";
+  s +=
+      R"(,"containers":[{"name":"main","image":"registry.k8s.io/pause:3.10","resources":{"requests":{)" +
+      t.resources + R"(},"limits":{)" + t.resources + "}}}]}}";
   return s;
 }
 
@@ -248,10 +250,9 @@ struct BenchCluster {
   }
 };
 
-Result<std::unique_ptr<BenchCluster>> StartCluster(const BenchOptions& options, int64_t nodes,
-                                                   std::string_view node_shape,
-                                                   size_t watch_history,
-                                                   const std::vector<std::string>& priority_classes) {
+Result<std::unique_ptr<BenchCluster>> StartCluster(
+    const BenchOptions& options, int64_t nodes, std::string_view node_shape, size_t watch_history,
+    const std::vector<std::string>& priority_classes) {
   auto cluster = std::make_unique<BenchCluster>();
   NameThisThread(kServerThreadName);
   api::StoreOptions store_options;
@@ -264,9 +265,9 @@ Result<std::unique_ptr<BenchCluster>> StartCluster(const BenchOptions& options, 
   for (const auto& node : *node_objects) {
     if (Status s = cluster->Create(kube::resources::kNodes, "", node); !s.ok()) return s.error();
   }
-  if (Status s = cluster->Create(
-          kube::resources::kNamespaces, "",
-          R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
+  if (Status s =
+          cluster->Create(kube::resources::kNamespaces, "",
+                          R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
       !s.ok()) {
     return s.error();
   }
@@ -482,7 +483,8 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   // Warm-up (not measured): the first gangs, the scheduler's threads and caches.
   if (Status s = CreateGroups(cluster, shape.warmup); !s.ok()) return s.error();
   if (Status s = CreatePods(cluster, shape.warmup, nullptr); !s.ok()) return s.error();
-  if (Status s = WaitFor(bound, shape.warmup.pods(), "warm-up", std::chrono::seconds(300), progress);
+  if (Status s =
+          WaitFor(bound, shape.warmup.pods(), "warm-up", std::chrono::seconds(300), progress);
       !s.ok()) {
     return s.error();
   }
@@ -501,8 +503,7 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   if (Status s = CreatePods(cluster, shape.measured, &created); !s.ok()) return s.error();
   const double create_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   // On timeout the figures cover the pods bound so far (and say so).
-  const Status waited =
-      WaitFor(bound, total_pods, "schedule", std::chrono::seconds(600), progress);
+  const Status waited = WaitFor(bound, total_pods, "schedule", std::chrono::seconds(600), progress);
   const TimePoint stopped = SteadyClock::now();
   const double cpu = NamedThreadsCpuSeconds(kSchedulerThreadName) - cpu_before;
   const double api_cpu = NamedThreadsCpuSeconds(kServerThreadName) - api_cpu_before;
@@ -662,9 +663,9 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
   }
 
   const int64_t all_pods = low.pods() + high.pods() + static_cast<int64_t>(doomed.size()) * 8;
-  auto started = StartCluster(options, nodes, "cpu=3,memory=12Gi,pods=110",
-                              static_cast<size_t>(all_pods) * 6 + 1024,
-                              {PriorityClassJson("bench-low", 10), PriorityClassJson("bench-high", 1000)});
+  auto started = StartCluster(
+      options, nodes, "cpu=3,memory=12Gi,pods=110", static_cast<size_t>(all_pods) * 6 + 1024,
+      {PriorityClassJson("bench-low", 10), PriorityClassJson("bench-high", 1000)});
   if (!started.ok()) return started.error();
   BenchCluster& cluster = **started;
   PodWatcher watcher(*cluster.store);
@@ -701,8 +702,7 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
     return n;
   };
   const auto preempt_timeout = std::chrono::seconds(nodes >= 1'000 ? 600 : 60);
-  if (Status s = WaitFor(high_bound, high.pods(), "preempt", preempt_timeout, progress);
-      !s.ok()) {
+  if (Status s = WaitFor(high_bound, high.pods(), "preempt", preempt_timeout, progress); !s.ok()) {
     // Say why: the first high gang not fully bound and its PodGroupScheduled.
     const auto records = watcher.Records();
     for (int64_t g = 0; g < high.gangs; ++g) {
@@ -771,13 +771,16 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
     if (!r.deleted) continue;
     ++victims;
     last_eviction = std::max(last_eviction, r.deleted_at);
-    if (r.preempted_for.empty() || r.preempted_for == "?") ++unattributed;
-    else ++victims_for[r.preempted_for];
+    if (r.preempted_for.empty() || r.preempted_for == "?")
+      ++unattributed;
+    else
+      ++victims_for[r.preempted_for];
     if (name.starts_with("low-")) ++evicted_per_low[group];
   }
   int64_t placed_gangs = 0;
   for (int64_t g = 0; g < high.gangs; ++g) {
-    placed_gangs += bound_per_group[std::string(kNamespace) + "/" + high.Group(g)] >= high.min_count;
+    placed_gangs +=
+        bound_per_group[std::string(kNamespace) + "/" + high.Group(g)] >= high.min_count;
   }
   int64_t victims_for_failed = 0;  // evicted for a gang that is not (>= minCount) bound
   for (const auto& [group, n] : victims_for) {

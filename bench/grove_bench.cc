@@ -18,6 +18,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "apiserver/apiserver.h"
+#include "apiserver/node_simulator.h"
+#include "apiserver/store.h"
+#include "apiserver/synthetic.h"
 #include "bench/bench.h"
 #include "bench/pod_watch.h"
 #include "core/quantity.h"
@@ -26,10 +30,6 @@
 #include "grove/api/types.h"
 #include "grove/backend/manager.h"
 #include "grove/operator.h"
-#include "apiserver/apiserver.h"
-#include "apiserver/node_simulator.h"
-#include "apiserver/store.h"
-#include "apiserver/synthetic.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "scheduler/scheduler.h"
@@ -53,11 +53,12 @@ std::string DisaggregatedPcs(int i) {
           {"replicas", replicas},
           {"podSpec",
            {{"containers",
-             nlohmann::json::array({{{"name", name},
-                                     {"image", "nginx"},
-                                     {"resources",
-                                      {{"requests", {{"cpu", "1"}, {"memory", "4Gi"}, {"nvidia.com/gpu", "1"}}},
-                                       {"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}}}}};
+             nlohmann::json::array(
+                 {{{"name", name},
+                   {"image", "nginx"},
+                   {"resources",
+                    {{"requests", {{"cpu", "1"}, {"memory", "4Gi"}, {"nvidia.com/gpu", "1"}}},
+                     {"limits", {{"nvidia.com/gpu", "1"}}}}}}})}}}}}};
   };
   nlohmann::json pcs = {
       {"apiVersion", "grove.io/v1alpha1"},
@@ -67,10 +68,13 @@ std::string DisaggregatedPcs(int i) {
        {{"replicas", 1},
         {"template",
          {{"cliques", nlohmann::json::array({clique("pleader", 1), clique("pworker", 4),
-                                            clique("dleader", 1), clique("dworker", 2)})},
+                                             clique("dleader", 1), clique("dworker", 2)})},
           {"podCliqueScalingGroups",
-           nlohmann::json::array({{{"name", "prefill"}, {"cliqueNames", {"pleader", "pworker"}}, {"replicas", 2}},
-                                  {{"name", "decode"}, {"cliqueNames", {"dleader", "dworker"}}, {"replicas", 1}}})}}}}}};
+           nlohmann::json::array(
+               {{{"name", "prefill"}, {"cliqueNames", {"pleader", "pworker"}}, {"replicas", 2}},
+                {{"name", "decode"},
+                 {"cliqueNames", {"dleader", "dworker"}},
+                 {"replicas", 1}}})}}}}}};
   return pcs.dump();
 }
 
@@ -78,8 +82,10 @@ std::string DisaggregatedPcs(int i) {
 class PodWatcher {
  public:
   explicit PodWatcher(api::Store& store)
-      : watch_(store, "bench", [this](const std::vector<api::WatchEvent>& events,
-                                      SteadyClock::time_point now) { Record(events, now); }) {}
+      : watch_(store, "bench",
+               [this](const std::vector<api::WatchEvent>& events, SteadyClock::time_point now) {
+                 Record(events, now);
+               }) {}
   int64_t created() const { return created_.load(); }
   int64_t ungated() const { return ungated_.load(); }
   int64_t bound() const { return bound_.load(); }
@@ -202,12 +208,21 @@ Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progres
       {"metadata", {{"name", "podgroups.scheduling.copse.dev"}}},
       {"spec",
        {{"group", "scheduling.copse.dev"},
-        {"names", {{"plural", "podgroups"}, {"singular", "podgroup"}, {"kind", "PodGroup"}, {"listKind", "PodGroupList"}}},
+        {"names",
+         {{"plural", "podgroups"},
+          {"singular", "podgroup"},
+          {"kind", "PodGroup"},
+          {"listKind", "PodGroupList"}}},
         {"scope", "Namespaced"},
         {"versions",
-         nlohmann::json::array({{{"name", "v1alpha1"}, {"served", true}, {"storage", true},
-                                 {"subresources", {{"status", nlohmann::json::object()}}},
-                                 {"schema", {{"openAPIV3Schema", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
+         nlohmann::json::array(
+             {{{"name", "v1alpha1"},
+               {"served", true},
+               {"storage", true},
+               {"subresources", {{"status", nlohmann::json::object()}}},
+               {"schema",
+                {{"openAPIV3Schema",
+                  {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
   auto pg = store->Create(kube::resources::kCustomResourceDefinitions, "", pg_crd.dump());
   if (!pg.ok() && pg.error().code != ErrorCode::kAlreadyExists) return pg.error();
   auto ns = store->Create(kube::resources::kNamespaces, "",
@@ -255,13 +270,15 @@ Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progres
 
   PodWatcher watcher(*store);
   const kube::ResourceRef copse_pod_groups{"scheduling.copse.dev", "v1alpha1", "podgroups", true};
-  WriteCounter writes(*store, {kube::resources::kPods, grove::api::resources::kPodCliques,
-                               grove::api::resources::kPodGangs, grove::api::resources::kPodCliqueSets,
-                               grove::api::resources::kPodCliqueScalingGroups, copse_pod_groups});
+  WriteCounter writes(*store,
+                      {kube::resources::kPods, grove::api::resources::kPodCliques,
+                       grove::api::resources::kPodGangs, grove::api::resources::kPodCliqueSets,
+                       grove::api::resources::kPodCliqueScalingGroups, copse_pod_groups});
   double cpu_before = NamedThreadsCpuSeconds("grove-worker");
   auto start = SteadyClock::now();
   for (int64_t i = 0; i < sets; ++i) {
-    auto created = store->Create(grove::api::resources::kPodCliqueSets, "bench", DisaggregatedPcs(static_cast<int>(i)));
+    auto created = store->Create(grove::api::resources::kPodCliqueSets, "bench",
+                                 DisaggregatedPcs(static_cast<int>(i)));
     if (!created.ok()) return created.error();
     progress.Update("create PodCliqueSets", i + 1, sets);
   }
@@ -283,10 +300,9 @@ Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progres
   result.scenario = "grove";
   result.nodes = nodes;
   result.pods = watcher.ready();
-  result.pods_per_second =
-      seconds > 0 ? static_cast<double>(watcher.ready()) /
-                        std::chrono::duration<double>(end - start).count()
-                  : 0;
+  result.pods_per_second = seconds > 0 ? static_cast<double>(watcher.ready()) /
+                                             std::chrono::duration<double>(end - start).count()
+                                       : 0;
   auto latencies = watcher.CreateToBoundNs();
   result.p50_ms = PercentileMs(latencies, 50);
   result.p99_ms = PercentileMs(latencies, 99);
@@ -300,7 +316,8 @@ Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progres
   result.extras["last_create_to_all_ungated_seconds"] = since(watcher.last_ungated());
   result.extras["last_create_to_all_bound_seconds"] = since(watcher.last_bound());
   result.extras["operator_cpu_seconds"] = cpu;
-  result.extras["operator_cpu_ms_per_podcliqueset"] = sets > 0 ? cpu * 1000.0 / static_cast<double>(sets) : 0;
+  result.extras["operator_cpu_ms_per_podcliqueset"] =
+      sets > 0 ? cpu * 1000.0 / static_cast<double>(sets) : 0;
   for (const auto& [resource, count] : writes.Take()) {
     result.extras["writes_" + resource] = static_cast<double>(count);
   }

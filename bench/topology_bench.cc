@@ -72,12 +72,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bench/bench.h"
-#include "bench/pod_watch.h"
-#include "core/quantity.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
+#include "bench/bench.h"
+#include "bench/pod_watch.h"
+#include "core/quantity.h"
 #include "kube/client.h"
 #include "kube/object.h"
 #include "kube/pod_group.h"

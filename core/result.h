@@ -36,8 +36,8 @@ std::string_view ErrorCodeName(ErrorCode code) noexcept;
 struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;
-  int http_status = 0;   // 0 when the error did not come from HTTP
-  std::string reason;    // Kubernetes Status.reason when known (e.g. "Conflict")
+  int http_status = 0;  // 0 when the error did not come from HTTP
+  std::string reason;   // Kubernetes Status.reason when known (e.g. "Conflict")
 
   std::string ToString() const;  // "<CodeName>: message"
 };
@@ -50,7 +50,7 @@ inline Error MakeError(ErrorCode code, std::string message) {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const noexcept { return v_.index() == 0; }

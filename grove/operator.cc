@@ -114,15 +114,14 @@ struct Operator::Impl {
     // Status-only updates are our own writes: they change nothing a
     // controller's desired state depends on, so they are not re-enqueued.
     using Pcs = std::shared_ptr<const api::PodCliqueSet>;
-    caches->pcs.AddEventHandler(
-        [this](const Pcs& o) { EnqueuePcs(ObjKey(o->meta)); },
-        [this](const Pcs& old, const Pcs& n) {
-          if (!SameMeta(old->meta, n->meta)) EnqueuePcs(ObjKey(n->meta));
-        },
-        [this](const Pcs& o) {
-          defaulted.Forget(ObjKey(o->meta));
-          EnqueuePcs(ObjKey(o->meta));
-        });
+    caches->pcs.AddEventHandler([this](const Pcs& o) { EnqueuePcs(ObjKey(o->meta)); },
+                                [this](const Pcs& old, const Pcs& n) {
+                                  if (!SameMeta(old->meta, n->meta)) EnqueuePcs(ObjKey(n->meta));
+                                },
+                                [this](const Pcs& o) {
+                                  defaulted.Forget(ObjKey(o->meta));
+                                  EnqueuePcs(ObjKey(o->meta));
+                                });
 
     using Pclq = std::shared_ptr<const api::PodClique>;
     auto on_pclq = [this](const Pclq& o) {
@@ -166,8 +165,8 @@ struct Operator::Impl {
           EnqueueGangCliques(*o);
         },
         [this](const Gang& old, const Gang& n) {
-          bool spec_changed = old->meta.generation != n->meta.generation ||
-                              old->meta.uid != n->meta.uid;
+          bool spec_changed =
+              old->meta.generation != n->meta.generation || old->meta.uid != n->meta.uid;
           // The backend controller ignores status-only updates (GREP-375).
           if (spec_changed) gang_controller->Enqueue(ObjKey(n->meta));
           if (!SameMeta(old->meta, n->meta)) EnqueuePcs(LabelKey(n->meta, api::kLabelPartOf));
@@ -222,8 +221,8 @@ struct Operator::Impl {
       topology_generation.fetch_add(1);
       for (const auto& pcs : caches->pcs.List()) EnqueuePcs(ObjKey(pcs->meta));
     };
-    caches->topologies.AddEventHandler(on_ctb, [on_ctb](const Ctb&, const Ctb& n) { on_ctb(n); },
-                                       on_ctb);
+    caches->topologies.AddEventHandler(
+        on_ctb, [on_ctb](const Ctb&, const Ctb& n) { on_ctb(n); }, on_ctb);
   }
 
   api::ValidationContext MakeValidationContext() {
@@ -247,7 +246,8 @@ Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> 
   if (client == nullptr) return MakeError(ErrorCode::kInvalid, "grove::Operator: client is null");
   SetLogVerbosity(options.log_level);
   std::shared_ptr<const Clock> clock = options.clock;
-  if (clock == nullptr) clock = std::shared_ptr<const Clock>(&RealClock::Get(), [](const Clock*) {});
+  if (clock == nullptr)
+    clock = std::shared_ptr<const Clock>(&RealClock::Get(), [](const Clock*) {});
   auto impl = std::make_unique<Impl>(clock);
   Impl* d = impl.get();
   d->client = client;
@@ -270,8 +270,8 @@ Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> 
   backend_context.client = client;
   backend_context.clock = clock;
   runtime::Caches* caches = d->caches.get();
-  backend_context.topology = [caches](std::string_view name)
-      -> std::optional<api::ClusterTopologyBinding> {
+  backend_context.topology =
+      [caches](std::string_view name) -> std::optional<api::ClusterTopologyBinding> {
     auto binding = caches->topologies.Get(name);
     if (binding == nullptr) return std::nullopt;
     return *binding;
@@ -323,13 +323,20 @@ Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> 
   auto op = std::unique_ptr<Operator>(new Operator(std::move(impl)));
   if (!d->caches->WaitForSync(options.sync_timeout)) {
     std::string which;
-    if (!d->caches->pcs.HasSynced()) which = "podcliquesets.grove.io";
-    else if (!d->caches->pclq.HasSynced()) which = "podcliques.grove.io";
-    else if (!d->caches->pcsg.HasSynced()) which = "podcliquescalinggroups.grove.io";
-    else if (!d->caches->podgang.HasSynced()) which = "podgangs.scheduler.grove.io";
-    else if (!d->caches->topologies.HasSynced()) which = "clustertopologybindings.grove.io";
-    else if (!d->caches->pods.HasSynced()) which = "pods";
-    else which = "services";
+    if (!d->caches->pcs.HasSynced())
+      which = "podcliquesets.grove.io";
+    else if (!d->caches->pclq.HasSynced())
+      which = "podcliques.grove.io";
+    else if (!d->caches->pcsg.HasSynced())
+      which = "podcliquescalinggroups.grove.io";
+    else if (!d->caches->podgang.HasSynced())
+      which = "podgangs.scheduler.grove.io";
+    else if (!d->caches->topologies.HasSynced())
+      which = "clustertopologybindings.grove.io";
+    else if (!d->caches->pods.HasSynced())
+      which = "pods";
+    else
+      which = "services";
     op->Stop();
     return MakeError(ErrorCode::kUnavailable,
                      "grove: the " + which + " informer did not sync within " +
@@ -340,8 +347,7 @@ Result<std::unique_ptr<Operator>> Operator::Start(std::shared_ptr<kube::Client> 
   d->pcsg_controller->Start();
   d->pclq_controller->Start();
   d->gang_controller->Start();
-  Log(1, "operator", "started; backends: default " +
-                                  std::string(d->backends->GetDefault().Name()));
+  Log(1, "operator", "started; backends: default " + std::string(d->backends->GetDefault().Name()));
   return op;
 }
 
@@ -388,17 +394,18 @@ Result<backend::Admission> Operator::ValidatePodCliqueSet(std::string_view json,
     if (!old.ok()) return old.error();
     errors = api::ValidatePodCliqueSetUpdate(defaulted, api::Defaulted(*old), v);
   }
-  std::string name = defaulted.meta.name.empty() ? defaulted.meta.generate_name : defaulted.meta.name;
+  std::string name =
+      defaulted.meta.name.empty() ? defaulted.meta.generate_name : defaulted.meta.name;
   if (!errors.empty()) return api::ToError(errors, "PodCliqueSet.grove.io", name);
   std::string scheduler =
       api::ResolvedSchedulerName(defaulted, impl_->backends->GetDefault().SchedulerName());
   backend::SchedulerBackend* b = impl_->backends->ForSchedulerName(scheduler);
   if (b == nullptr) {
-    return api::ToError({api::FieldError{api::FieldError::Type::kInvalid,
-                                         "spec.template.cliques.spec.podSpec.schedulerName",
-                                         "\"" + scheduler + "\"",
-                                         "schedulerName must be an enabled scheduler backend"}},
-                        "PodCliqueSet.grove.io", name);
+    return api::ToError(
+        {api::FieldError{
+            api::FieldError::Type::kInvalid, "spec.template.cliques.spec.podSpec.schedulerName",
+            "\"" + scheduler + "\"", "schedulerName must be an enabled scheduler backend"}},
+        "PodCliqueSet.grove.io", name);
   }
   auto admission = b->ValidatePodCliqueSet(defaulted);
   if (!admission.ok()) {

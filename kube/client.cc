@@ -234,7 +234,9 @@ Result<std::unique_ptr<ssl::context>> MakeSslContext(const ClientConfig& config)
     ctx->set_verify_mode(ssl::verify_peer);
     if (config.ca_pem.empty()) {
       ctx->set_default_verify_paths(ec);
-      if (ec) return Invalid("certificate authority: cannot load the system trust store: " + ec.message());
+      if (ec)
+        return Invalid("certificate authority: cannot load the system trust store: " +
+                       ec.message());
     } else {
       ctx->add_certificate_authority(net::buffer(config.ca_pem), ec);
       if (ec) {
@@ -265,11 +267,16 @@ Result<std::unique_ptr<ssl::context>> MakeSslContext(const ClientConfig& config)
 
 http::verb ToVerb(HttpMethod method) {
   switch (method) {
-    case HttpMethod::kGet: return http::verb::get;
-    case HttpMethod::kPost: return http::verb::post;
-    case HttpMethod::kPut: return http::verb::put;
-    case HttpMethod::kPatch: return http::verb::patch;
-    case HttpMethod::kDelete: return http::verb::delete_;
+    case HttpMethod::kGet:
+      return http::verb::get;
+    case HttpMethod::kPost:
+      return http::verb::post;
+    case HttpMethod::kPut:
+      return http::verb::put;
+    case HttpMethod::kPatch:
+      return http::verb::patch;
+    case HttpMethod::kDelete:
+      return http::verb::delete_;
   }
   return http::verb::get;
 }
@@ -517,10 +524,14 @@ net::awaitable<error_code> WriteBatch(Stream& stream, const PipeBatch& batch) {
 
 std::string_view PatchContentType(PatchType type) noexcept {
   switch (type) {
-    case PatchType::kMerge: return "application/merge-patch+json";
-    case PatchType::kJson: return "application/json-patch+json";
-    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
-    case PatchType::kApply: return "application/apply-patch+yaml";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kJson:
+      return "application/json-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kApply:
+      return "application/apply-patch+yaml";
   }
   return "application/merge-patch+json";
 }
@@ -530,8 +541,11 @@ std::string_view PatchContentType(PatchType type) noexcept {
 
 struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   Impl(ClientConfig cfg, Endpoint ep, net::any_io_executor ex, std::unique_ptr<ssl::context> ctx)
-      : config(std::move(cfg)), endpoint(std::move(ep)), executor(std::move(ex)),
-        ssl_ctx(std::move(ctx)), limiter(config.qps, config.burst) {
+      : config(std::move(cfg)),
+        endpoint(std::move(ep)),
+        executor(std::move(ex)),
+        ssl_ctx(std::move(ctx)),
+        limiter(config.qps, config.burst) {
     token = config.token;
     token_read_at = std::chrono::steady_clock::now();
     if (config.exec) {
@@ -667,7 +681,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   }
 
   template <typename Handler>
-  void StartWait(const std::shared_ptr<PoolWaiter>& waiter, SteadyTime deadline, Handler&& handler) {
+  void StartWait(const std::shared_ptr<PoolWaiter>& waiter, SteadyTime deadline,
+                 Handler&& handler) {
     std::unique_lock<std::mutex> lock(pool_mu);
     // Re-check: a connection may have been released since Acquire looked.
     std::unique_ptr<Connection> conn = TakeIdleLocked();
@@ -695,7 +710,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   }
 
   static net::awaitable<Result<std::unique_ptr<Connection>>> Acquire(std::shared_ptr<Impl> self,
-                                                                      SteadyTime deadline) {
+                                                                     SteadyTime deadline) {
     std::unique_ptr<Connection> conn;
     bool create = false;
     {
@@ -714,12 +729,13 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
       auto initiation = [self, waiter, deadline](auto handler) {
         self->StartWait(waiter, deadline, std::move(handler));
       };
-      auto [ec] = co_await net::async_initiate<decltype(token), void(error_code)>(initiation, token);
+      auto [ec] =
+          co_await net::async_initiate<decltype(token), void(error_code)>(initiation, token);
       if (ec) {
-        co_return MakeError(ErrorCode::kTimeout,
-                            "deadline expired while waiting for one of the " +
-                                std::to_string(self->config.max_connections) +
-                                " pooled connections to " + self->endpoint.display);
+        co_return MakeError(ErrorCode::kTimeout, "deadline expired while waiting for one of the " +
+                                                     std::to_string(self->config.max_connections) +
+                                                     " pooled connections to " +
+                                                     self->endpoint.display);
       }
       conn = std::move(waiter->conn);
       create = !conn;
@@ -736,8 +752,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
 
   Error ConnectError(const error_code& ec, SteadyTime started, SteadyTime deadline) const {
     if (IsTimeout(ec)) {
-      return MakeError(ErrorCode::kTimeout, "connecting to " + endpoint.display +
-                                                ": deadline of " +
+      return MakeError(ErrorCode::kTimeout, "connecting to " + endpoint.display + ": deadline of " +
                                                 FormatMillis(deadline - started) + " exceeded");
     }
     return MakeError(ErrorCode::kUnavailable,
@@ -745,7 +760,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   }
 
   static net::awaitable<Result<std::unique_ptr<Connection>>> Connect(std::shared_ptr<Impl> self,
-                                                                      SteadyTime deadline) {
+                                                                     SteadyTime deadline) {
     const SteadyTime started = std::chrono::steady_clock::now();
     const Endpoint& ep = self->endpoint;
     std::vector<tcp::endpoint> endpoints;
@@ -756,8 +771,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
       tcp::resolver resolver(self->executor);
       auto [ec, results] = co_await resolver.async_resolve(ep.host, ep.port, kUseTuple);
       if (ec) {
-        co_return MakeError(ErrorCode::kUnavailable,
-                            "resolving " + ep.host + ": " + ec.message());
+        co_return MakeError(ErrorCode::kUnavailable, "resolving " + ep.host + ": " + ec.message());
       }
       for (const auto& entry : results) endpoints.push_back(entry.endpoint());
     }
@@ -795,8 +809,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
         std::string detail;
         const long verify = SSL_get_verify_result(ssl_handle);
         if (!self->config.insecure_skip_tls_verify && verify != X509_V_OK) {
-          detail = std::string("certificate verify failed: ") +
-                   X509_verify_cert_error_string(verify);
+          detail =
+              std::string("certificate verify failed: ") + X509_verify_cert_error_string(verify);
           if (verify == X509_V_ERR_HOSTNAME_MISMATCH || verify == X509_V_ERR_IP_ADDRESS_MISMATCH) {
             detail += " (expected \"" + name + "\")";
           }
@@ -814,8 +828,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   // --- requests -----------------------------------------------------------
 
   http::request<http::string_body> BuildRequest(http::verb verb, const std::string& target,
-                                                std::string body,
-                                                const std::string& content_type) {
+                                                std::string body, const std::string& content_type) {
     http::request<http::string_body> req{verb, endpoint.base_path + target, 11};
     req.set(http::field::host, endpoint.host_header);
     req.set(http::field::user_agent, config.user_agent);
@@ -1024,9 +1037,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
 
   // --- pipelined writes ---------------------------------------------------
 
-  static net::awaitable<Result<Response>> SendPipelined(std::shared_ptr<Impl> self,
-                                                        RequestText req, SteadyTime deadline,
-                                                        std::string what,
+  static net::awaitable<Result<Response>> SendPipelined(std::shared_ptr<Impl> self, RequestText req,
+                                                        SteadyTime deadline, std::string what,
                                                         std::chrono::milliseconds effective) {
     auto call = std::make_shared<PipeCall>();
     call->req = std::move(req);
@@ -1034,7 +1046,9 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     call->executor = co_await net::this_coro::executor;
     auto token = net::as_tuple(net::use_awaitable);
     // A named lambda: GCC 12 corrupts closures built inside a co_await expression.
-    auto initiation = [self, call](auto handler) { self->EnqueuePipelined(call, std::move(handler)); };
+    auto initiation = [self, call](auto handler) {
+      self->EnqueuePipelined(call, std::move(handler));
+    };
     auto [ec] = co_await net::async_initiate<decltype(token), void(error_code)>(initiation, token);
     if (ec) {
       co_return MakeError(ErrorCode::kTimeout, what + ": deadline of " + FormatMillis(effective) +
@@ -1124,7 +1138,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
       for (const auto& call : batch) deadline = std::max(deadline, call->deadline);
       auto acquired = co_await Acquire(self, deadline);
       if (!acquired.ok()) {
-        for (const auto& call : batch) self->CompletePipelined(call, HttpResult{}, acquired.error());
+        for (const auto& call : batch)
+          self->CompletePipelined(call, HttpResult{}, acquired.error());
         co_return;
       }
       std::unique_ptr<Connection> conn = std::move(acquired).value();
@@ -1205,8 +1220,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
                                                   std::string target, std::string body,
                                                   std::string content_type,
                                                   std::chrono::milliseconds timeout) {
-    auto response =
-        co_await Send(self, verb, std::move(target), std::move(body), std::move(content_type), timeout);
+    auto response = co_await Send(self, verb, std::move(target), std::move(body),
+                                  std::move(content_type), timeout);
     if (!response.ok()) co_return std::move(response).error();
     if (response->status < 200 || response->status > 299) {
       co_return ErrorFromResponse(response->status, response->body);
@@ -1270,9 +1285,8 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
                             "application/json", options.timeout);
   }
 
-  static net::awaitable<Result<std::string>> Patch(std::shared_ptr<Impl> self,
-                                                   ResourceRef resource, std::string ns,
-                                                   std::string name, PatchType type,
+  static net::awaitable<Result<std::string>> Patch(std::shared_ptr<Impl> self, ResourceRef resource,
+                                                   std::string ns, std::string name, PatchType type,
                                                    std::string patch, PatchOptions options) {
     if (Status s = ValidateNames(resource, ns, name, true, true); !s.ok()) co_return s.error();
     if (Status s = ValidateSegment("subresource", options.subresource, false); !s.ok()) {
@@ -1347,10 +1361,9 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
     co_return DecodeScale(*body);
   }
 
-  static net::awaitable<Result<Scale>> UpdateScale(std::shared_ptr<Impl> self,
-                                                   ResourceRef resource, std::string ns,
-                                                   std::string name, int32_t replicas,
-                                                   std::string resource_version,
+  static net::awaitable<Result<Scale>> UpdateScale(std::shared_ptr<Impl> self, ResourceRef resource,
+                                                   std::string ns, std::string name,
+                                                   int32_t replicas, std::string resource_version,
                                                    WriteOptions options) {
     if (Status s = ValidateNames(resource, ns, name, true, true); !s.ok()) co_return s.error();
     std::string body = R"({"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":)";
@@ -1446,7 +1459,8 @@ struct Watch::Impl {
 
   template <typename Stream>
   static net::awaitable<std::pair<error_code, size_t>> ReadSome(Stream& stream, Impl& self) {
-    auto [ec, n] = co_await http::async_read_some(stream, self.conn->buffer, *self.parser, kUseTuple);
+    auto [ec, n] =
+        co_await http::async_read_some(stream, self.conn->buffer, *self.parser, kUseTuple);
     co_return std::make_pair(ec, n);
   }
 
@@ -1467,8 +1481,8 @@ struct Watch::Impl {
     if (self->ended) co_return Status::Ok();
     if (ec) {
       if (IsTimeout(ec)) {
-        co_return self->Fail(MakeError(ErrorCode::kTimeout, self->what + ": no data for " +
-                                                                FormatMillis(self->idle_timeout)));
+        co_return self->Fail(MakeError(
+            ErrorCode::kTimeout, self->what + ": no data for " + FormatMillis(self->idle_timeout)));
       }
       co_return self->Fail(
           MakeError(ErrorCode::kUnavailable, self->what + ": stream broken: " + ec.message()));
@@ -1525,7 +1539,7 @@ Watch::~Watch() { Cancel(); }
 net::awaitable<Result<bool>> Watch::Next(WatchEvent& event) { return Impl::Next(impl_, event); }
 
 net::awaitable<Result<size_t>> Watch::NextBatch(std::vector<WatchEvent>& events,
-                                               size_t max_events) {
+                                                size_t max_events) {
   return Impl::NextBatch(impl_, events, max_events);
 }
 
@@ -1609,8 +1623,8 @@ net::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatchOnce
       co_return MakeError(ErrorCode::kTimeout, what + ": deadline of " + FormatMillis(effective) +
                                                    " exceeded (" + stage + ")");
     }
-    co_return MakeError(ErrorCode::kUnavailable,
-                        what + ": " + stage + " from " + self->endpoint.display + ": " + ec.message());
+    co_return MakeError(ErrorCode::kUnavailable, what + ": " + stage + " from " +
+                                                     self->endpoint.display + ": " + ec.message());
   }
   const int status = static_cast<int>(impl->parser->get().result_int());
   if (status != 200) {
@@ -1638,8 +1652,7 @@ net::awaitable<Result<std::unique_ptr<kube::Watch>>> Client::Impl::OpenWatchOnce
 Client::Client(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() = default;
 
-Result<std::shared_ptr<Client>> Client::Create(ClientConfig config,
-                                               net::any_io_executor executor) {
+Result<std::shared_ptr<Client>> Client::Create(ClientConfig config, net::any_io_executor executor) {
   auto endpoint = ParseServer(config.server);
   if (!endpoint.ok()) return std::move(endpoint).error();
   std::unique_ptr<ssl::context> ctx;

@@ -59,7 +59,6 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -79,13 +78,13 @@
 namespace copse::kube {
 
 struct GetOptions {
-  GetOptions() = default;  // not an aggregate: see "GCC 12" above
+  GetOptions() = default;                // not an aggregate: see "GCC 12" above
   std::string resource_version;          // "": most recent; "0": any (served from cache)
   std::chrono::milliseconds timeout{0};  // 0: ClientConfig::timeout
 };
 
 struct ListOptions {
-  ListOptions() = default;  // not an aggregate: see "GCC 12" above
+  ListOptions() = default;     // not an aggregate: see "GCC 12" above
   std::string label_selector;  // "app=x,tier!=db"
   std::string field_selector;  // "metadata.name=x,spec.nodeName="
   int64_t limit = 0;           // page size; 0: everything in one response
@@ -114,7 +113,7 @@ std::string_view PatchContentType(PatchType type) noexcept;
 
 struct PatchOptions {
   PatchOptions() = default;  // not an aggregate: see "GCC 12" above
-  std::string subresource;  // e.g. "status"
+  std::string subresource;   // e.g. "status"
   std::string field_manager;
   bool force = false;  // server-side apply: take ownership of conflicting fields
   bool dry_run = false;
@@ -133,7 +132,7 @@ struct DeleteOptions {
 
 struct BindOptions {
   BindOptions() = default;  // not an aggregate: see "GCC 12" above
-  std::string pod_uid;  // when set, the bind fails (409) unless the pod still has this uid
+  std::string pod_uid;      // when set, the bind fails (409) unless the pod still has this uid
   std::chrono::milliseconds timeout{0};
 };
 
@@ -143,7 +142,7 @@ struct WatchOptions {
   std::string field_selector;
   std::string resource_version;  // "": start with synthetic ADDED events for every object
   bool allow_bookmarks = true;
-  int64_t timeout_seconds = 0;   // server-side stream duration; 0: the server's default
+  int64_t timeout_seconds = 0;  // server-side stream duration; 0: the server's default
   // Deadline for connecting and receiving the response header; 0: ClientConfig::timeout.
   std::chrono::milliseconds connect_timeout{0};
   // Watch::Next fails with kTimeout when no bytes arrive for this long;
@@ -163,8 +162,9 @@ struct ClientStats {
   uint64_t requests = 0;             // HTTP requests sent (retries included, watches included)
   uint64_t connections_created = 0;  // TCP(+TLS) connections established (watches included)
   uint64_t retries = 0;              // requests retried after a stale keep-alive connection
-  uint64_t pipelined_batches = 0;    // batches of pipelined writes sent (ClientConfig::pipelined_connections)
-  size_t open_connections = 0;       // pooled connections, idle or busy (watches excluded)
+  uint64_t pipelined_batches =
+      0;  // batches of pipelined writes sent (ClientConfig::pipelined_connections)
+  size_t open_connections = 0;  // pooled connections, idle or busy (watches excluded)
   size_t idle_connections = 0;
 };
 
@@ -270,8 +270,8 @@ class Client {
   // Opens a watch; the response header has been received when this completes.
   // A 410 for a too-old resourceVersion is kGone (here or as the first event).
   boost::asio::awaitable<Result<std::unique_ptr<kube::Watch>>> Watch(ResourceRef resource,
-                                                               std::string ns,
-                                                               WatchOptions options = {});
+                                                                     std::string ns,
+                                                                     WatchOptions options = {});
 
   // Any request: `target` is the path and query below the server URL
   // ("/version", "/api/v1/pods?limit=1"). Returns the response for every HTTP

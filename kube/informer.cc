@@ -199,7 +199,9 @@ void Backoff::Reset() {
 
 struct Informer::Impl : std::enable_shared_from_this<Informer::Impl> {
   Impl(std::shared_ptr<Client> c, InformerOptions o)
-      : client(std::move(c)), options(std::move(o)), strand(net::make_strand(client->executor())),
+      : client(std::move(c)),
+        options(std::move(o)),
+        strand(net::make_strand(client->executor())),
         store(options.indexers),
         clock(options.clock ? options.clock
                             : std::shared_ptr<const Clock>(&RealClock::Get(), [](const Clock*) {})),

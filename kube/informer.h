@@ -115,7 +115,9 @@ class Indexer {
  private:
   struct StringHash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
   };
   using KeySet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
   struct Index {
@@ -188,12 +190,12 @@ struct InformerOptions {
 };
 
 struct InformerStats {
-  uint64_t lists = 0;           // complete (re)lists
-  uint64_t watches = 0;         // watch streams opened
-  uint64_t events = 0;          // watch events applied (bookmarks excluded)
+  uint64_t lists = 0;    // complete (re)lists
+  uint64_t watches = 0;  // watch streams opened
+  uint64_t events = 0;   // watch events applied (bookmarks excluded)
   uint64_t bookmarks = 0;
-  uint64_t gone = 0;            // 410 Gone seen (each forces a relist)
-  uint64_t errors = 0;          // errors reported to on_error
+  uint64_t gone = 0;    // 410 Gone seen (each forces a relist)
+  uint64_t errors = 0;  // errors reported to on_error
 };
 
 class Informer {
@@ -246,7 +248,8 @@ class TypedInformer {
         f(Cast(a), Cast(b));
       };
     }
-    if (on_delete) handler.on_delete = [f = std::move(on_delete)](const ObjectPtr& o) { f(Cast(o)); };
+    if (on_delete)
+      handler.on_delete = [f = std::move(on_delete)](const ObjectPtr& o) { f(Cast(o)); };
     informer_.AddEventHandler(std::move(handler));
   }
 

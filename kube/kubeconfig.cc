@@ -27,8 +27,8 @@ Result<std::string> ReadFile(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
-    std::string message = std::string(what) + ": cannot read " + Quote(path) + ": " +
-                          std::strerror(err);
+    std::string message =
+        std::string(what) + ": cannot read " + Quote(path) + ": " + std::strerror(err);
     return MakeError(err == ENOENT ? ErrorCode::kNotFound : ErrorCode::kInvalid,
                      std::move(message));
   }
@@ -288,8 +288,8 @@ Result<ClientConfig> ParseKubeconfig(const YAML::Node& root, const KubeconfigOpt
                      ": auth-provider plugins were removed from kubectl (1.26); use an exec "
                      "credential plugin (users[].user.exec), a token or a client certificate");
     }
-    auto cert = user_fields.DataOrFile("client-certificate-data", "client-certificate",
-                                       options.base_dir);
+    auto cert =
+        user_fields.DataOrFile("client-certificate-data", "client-certificate", options.base_dir);
     if (!cert.ok()) return cert.error();
     auto key = user_fields.DataOrFile("client-key-data", "client-key", options.base_dir);
     if (!key.ok()) return key.error();
@@ -342,7 +342,8 @@ constexpr std::array<int8_t, 256> MakeBase64Table() {
   std::array<int8_t, 256> table{};
   for (auto& v : table) v = -1;
   constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (int i = 0; i < 64; ++i) table[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int8_t>(i);
+  for (int i = 0; i < 64; ++i)
+    table[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int8_t>(i);
   return table;
 }
 constexpr std::array<int8_t, 256> kBase64Table = MakeBase64Table();
@@ -420,8 +421,7 @@ Result<ClientConfig> LoadKubeconfig(std::string_view yaml, const KubeconfigOptio
   }
 }
 
-Result<ClientConfig> LoadKubeconfigFile(const std::string& path,
-                                        const KubeconfigOptions& options) {
+Result<ClientConfig> LoadKubeconfigFile(const std::string& path, const KubeconfigOptions& options) {
   auto text = ReadFile(path, "kubeconfig");
   if (!text.ok()) return text.error();
   KubeconfigOptions resolved = options;

@@ -93,11 +93,13 @@ struct ClientConfig {
   std::string namespace_ = "default";
 
   // Transport tuning (not from kubeconfig).
-  double qps = 0;        // client-side rate limit: requests per second; 0 = unlimited
-  int burst = 0;         // token-bucket depth; treated as 1 when qps > 0 and burst < 1
+  double qps = 0;  // client-side rate limit: requests per second; 0 = unlimited
+  int burst = 0;   // token-bucket depth; treated as 1 when qps > 0 and burst < 1
   std::chrono::milliseconds timeout{30'000};  // default deadline of every request
-  size_t max_connections = 16;  // pooled keep-alive connections (watches not counted); 0 = unlimited
-  std::chrono::seconds idle_connection_timeout{60};  // idle pooled connections older than this are closed
+  size_t max_connections =
+      16;  // pooled keep-alive connections (watches not counted); 0 = unlimited
+  std::chrono::seconds idle_connection_timeout{
+      60};  // idle pooled connections older than this are closed
   // Writes (every verb but GET) are pipelined (HTTP/1.1) over at most this
   // many pooled connections at once: whatever is queued goes out in one
   // write and the responses are read back in order. 0 = off (one request

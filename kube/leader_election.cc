@@ -39,19 +39,20 @@ Result<bool> LeaderElector::TryAcquireOrRenew() {
   const std::string now_text = FormatRfc3339Micro(now);
   const int32_t duration_seconds = static_cast<int32_t>(
       std::chrono::duration_cast<std::chrono::seconds>(options_.lease_duration).count());
-  Result<std::string> got = io_.Run(client_->Get(resources::kLeases, options_.lease_namespace,
-                                                 options_.lease_name));
+  Result<std::string> got =
+      io_.Run(client_->Get(resources::kLeases, options_.lease_namespace, options_.lease_name));
   if (!got.ok()) {
     if (got.error().code != ErrorCode::kNotFound) return got.error();
-    json lease = {{"apiVersion", "coordination.k8s.io/v1"},
-                  {"kind", "Lease"},
-                  {"metadata", {{"name", options_.lease_name}, {"namespace", options_.lease_namespace}}},
-                  {"spec",
-                   {{"holderIdentity", options_.identity},
-                    {"leaseDurationSeconds", duration_seconds},
-                    {"acquireTime", now_text},
-                    {"renewTime", now_text},
-                    {"leaseTransitions", 0}}}};
+    json lease = {
+        {"apiVersion", "coordination.k8s.io/v1"},
+        {"kind", "Lease"},
+        {"metadata", {{"name", options_.lease_name}, {"namespace", options_.lease_namespace}}},
+        {"spec",
+         {{"holderIdentity", options_.identity},
+          {"leaseDurationSeconds", duration_seconds},
+          {"acquireTime", now_text},
+          {"renewTime", now_text},
+          {"leaseTransitions", 0}}}};
     Result<std::string> created =
         io_.Run(client_->Create(resources::kLeases, options_.lease_namespace, lease.dump()));
     if (!created.ok()) {
@@ -112,8 +113,8 @@ void LeaderElector::Run() {
 }
 
 void LeaderElector::Release() {
-  Result<std::string> got = io_.Run(client_->Get(resources::kLeases, options_.lease_namespace,
-                                                 options_.lease_name));
+  Result<std::string> got =
+      io_.Run(client_->Get(resources::kLeases, options_.lease_namespace, options_.lease_name));
   if (!got.ok()) return;
   json object = json::parse(*got, nullptr, false);
   if (object.is_discarded() || object["spec"].value("holderIdentity", "") != options_.identity) {

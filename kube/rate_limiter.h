@@ -21,7 +21,10 @@ class RateLimiter {
  public:
   // `clock` must outlive the limiter.
   explicit RateLimiter(double qps, int burst, const Clock& clock = RealClock::Get())
-      : qps_(qps), burst_(std::max(burst, 1)), clock_(clock), tokens_(std::max(burst, 1)),
+      : qps_(qps),
+        burst_(std::max(burst, 1)),
+        clock_(clock),
+        tokens_(std::max(burst, 1)),
         last_(clock.Now()) {}
 
   bool unlimited() const noexcept { return qps_ <= 0; }

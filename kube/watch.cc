@@ -26,7 +26,8 @@ std::string_view TrimWhitespace(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
     s.remove_prefix(1);
   }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -83,10 +84,14 @@ bool ParseStatus(std::string_view json, StatusFields& out) {
 
 std::string_view WatchEventTypeName(WatchEventType type) noexcept {
   switch (type) {
-    case WatchEventType::kAdded: return "ADDED";
-    case WatchEventType::kModified: return "MODIFIED";
-    case WatchEventType::kDeleted: return "DELETED";
-    case WatchEventType::kBookmark: return "BOOKMARK";
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
   }
   return "UNKNOWN";
 }
@@ -98,16 +103,25 @@ ErrorCode ErrorCodeFor(int http_status, std::string_view reason) noexcept {
     case 400:
     case 405:
     case 415:
-    case 422: return ErrorCode::kInvalid;
-    case 401: return ErrorCode::kUnauthorized;
-    case 403: return ErrorCode::kForbidden;
-    case 404: return ErrorCode::kNotFound;
-    case 409: return ErrorCode::kConflict;
-    case 410: return ErrorCode::kGone;
-    case 429: return ErrorCode::kTooManyRequests;
+    case 422:
+      return ErrorCode::kInvalid;
+    case 401:
+      return ErrorCode::kUnauthorized;
+    case 403:
+      return ErrorCode::kForbidden;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 409:
+      return ErrorCode::kConflict;
+    case 410:
+      return ErrorCode::kGone;
+    case 429:
+      return ErrorCode::kTooManyRequests;
     case 408:
-    case 504: return ErrorCode::kTimeout;
-    default: break;
+    case 504:
+      return ErrorCode::kTimeout;
+    default:
+      break;
   }
   if (http_status >= 500 && http_status <= 599) return ErrorCode::kUnavailable;
   return ErrorCode::kInternal;
@@ -223,10 +237,18 @@ struct WatchEventDecoder::Impl {
       event.resource_version.assign(rv.data(), rv.size());
     }
     switch (kind) {
-      case Kind::kAdded: event.type = WatchEventType::kAdded; break;
-      case Kind::kModified: event.type = WatchEventType::kModified; break;
-      case Kind::kDeleted: event.type = WatchEventType::kDeleted; break;
-      default: event.type = WatchEventType::kBookmark; break;
+      case Kind::kAdded:
+        event.type = WatchEventType::kAdded;
+        break;
+      case Kind::kModified:
+        event.type = WatchEventType::kModified;
+        break;
+      case Kind::kDeleted:
+        event.type = WatchEventType::kDeleted;
+        break;
+      default:
+        event.type = WatchEventType::kBookmark;
+        break;
     }
     return true;
   }
@@ -239,9 +261,9 @@ struct WatchEventDecoder::Impl {
   const size_t max_event_bytes;
   std::unique_ptr<char[]> data;
   size_t capacity = 0;
-  size_t begin = 0;  // first unconsumed byte
-  size_t end = 0;    // end of data
-  size_t scan = 0;   // bytes before this (from begin) hold no newline
+  size_t begin = 0;         // first unconsumed byte
+  size_t end = 0;           // end of data
+  size_t scan = 0;          // bytes before this (from begin) hold no newline
   bool discarding = false;  // dropping the rest of an oversized line
   od::parser parser;
 };
@@ -314,8 +336,8 @@ Result<bool> WatchEventDecoder::Next(WatchEvent& event) {
 
 std::string ListResult::ItemKind() const {
   constexpr std::string_view kSuffix = "List";
-  if (kind.size() > kSuffix.size() && kind.compare(kind.size() - kSuffix.size(), kSuffix.size(),
-                                                   kSuffix) == 0) {
+  if (kind.size() > kSuffix.size() &&
+      kind.compare(kind.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0) {
     return kind.substr(0, kind.size() - kSuffix.size());
   }
   return kind;
@@ -354,7 +376,8 @@ Result<ListResult> DecodeList(std::string body) {
         std::string_view meta_key;
         if ((err = meta_field.unescaped_key().get(meta_key))) return malformed(err);
         if (meta_key == "resourceVersion") {
-          if ((err = ReadString(meta_field.value(), result.resource_version))) return malformed(err);
+          if ((err = ReadString(meta_field.value(), result.resource_version)))
+            return malformed(err);
         } else if (meta_key == "continue") {
           if ((err = ReadString(meta_field.value(), result.continue_token))) return malformed(err);
         } else if (meta_key == "remainingItemCount") {

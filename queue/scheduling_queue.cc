@@ -115,7 +115,7 @@ QueueLocation SchedulingQueue::AddNew(std::shared_ptr<const PodInfo> pod) {
 }
 
 QueueLocation SchedulingQueue::UpdateEntry(Entry& entry, std::shared_ptr<const PodInfo> old_pod,
-                                            std::shared_ptr<const PodInfo> new_pod) {
+                                           std::shared_ptr<const PodInfo> new_pod) {
   const ClusterEventList events = PodSchedulingPropertiesChange(old_pod.get(), *new_pod);
   const EventObject old_obj(old_pod);
   const EventObject new_obj(new_pod);
@@ -175,7 +175,8 @@ bool SchedulingQueue::Delete(const PodInfo& pod) {
 }
 
 QueueLocation SchedulingQueue::UpsertGroup(const UnitKey& key, PodList members) {
-  COPSE_CHECK(key.kind == UnitKind::kPodGroup && !members.empty()) << "UpsertGroup " << key.ToString();
+  COPSE_CHECK(key.kind == UnitKind::kPodGroup && !members.empty())
+      << "UpsertGroup " << key.ToString();
   int32_t priority = members.front()->priority;
   for (const auto& pod : members) priority = std::min(priority, pod->priority);
   Entry* entry = FindEntry(key);
@@ -295,7 +296,6 @@ void SchedulingQueue::Activate(std::span<const UnitKey> keys) {
 // ---------------------------------------------------------------------------
 // Scheduling loop
 
-
 QueueLocation SchedulingQueue::AddUnschedulableIfNotPresent(const UnitKey& key, int64_t cycle,
                                                             const Rejection& rejection) {
   Entry* entry = FindEntry(key);
@@ -318,9 +318,7 @@ void SchedulingQueue::Done(const UnitKey& key) {
   EraseEntry(*entry);
 }
 
-int64_t SchedulingQueue::SchedulingCycle() const {
-  return cycle_;
-}
+int64_t SchedulingQueue::SchedulingCycle() const { return cycle_; }
 
 // ---------------------------------------------------------------------------
 // Timers
@@ -362,17 +360,15 @@ void SchedulingQueue::AddNominatedPod(std::shared_ptr<const PodInfo> pod,
   nominator_.Add(std::move(pod), node);
 }
 
-void SchedulingQueue::DeleteNominatedPodIfExists(const PodInfo& pod) {
-  nominator_.Delete(pod.uid);
-}
+void SchedulingQueue::DeleteNominatedPodIfExists(const PodInfo& pod) { nominator_.Delete(pod.uid); }
 
 std::vector<std::shared_ptr<const PodInfo>> SchedulingQueue::NominatedPodsForNode(
     std::string_view node) const {
   return nominator_.PodsForNode(node);
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<const PodInfo>>>
-SchedulingQueue::NominatedPods() const {
+std::vector<std::pair<std::string, std::shared_ptr<const PodInfo>>> SchedulingQueue::NominatedPods()
+    const {
   std::vector<std::pair<std::string, std::shared_ptr<const PodInfo>>> out;
   if (nominator_.size() == 0) return out;
   out.reserve(nominator_.size());
@@ -390,13 +386,9 @@ std::optional<std::string> SchedulingQueue::NominatedNodeOf(std::string_view pod
 // ---------------------------------------------------------------------------
 // Introspection
 
-PendingCounts SchedulingQueue::PendingUnits() const {
-  return unit_counts_;
-}
+PendingCounts SchedulingQueue::PendingUnits() const { return unit_counts_; }
 
-PendingCounts SchedulingQueue::PendingPods() const {
-  return pod_counts_;
-}
+PendingCounts SchedulingQueue::PendingPods() const { return pod_counts_; }
 
 std::optional<QueuedUnit> SchedulingQueue::Find(const UnitKey& key) const {
   const Entry* entry = FindEntry(key);
@@ -739,7 +731,7 @@ size_t SchedulingQueue::MovePods(std::vector<Entry*>& candidates, const ClusterE
 }
 
 void SchedulingQueue::MoveAll(const ClusterEvent& event, const EventObject& old_obj,
-                                    const EventObject& new_obj) {
+                              const EventObject& new_obj) {
   if (!IsEventOfInterest(event)) return;
   scratch_.clear();
   scratch_.insert(scratch_.end(), unschedulable_.begin(), unschedulable_.end());

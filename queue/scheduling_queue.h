@@ -227,7 +227,7 @@ class SchedulingQueue {
   const Entry* FindEntry(UnitKeyRef key) const;
   QueueLocation AddNew(std::shared_ptr<const PodInfo> pod);
   QueueLocation UpdateEntry(Entry& entry, std::shared_ptr<const PodInfo> old_pod,
-                             std::shared_ptr<const PodInfo> new_pod);
+                            std::shared_ptr<const PodInfo> new_pod);
   Entry& NewEntry(std::shared_ptr<const PodInfo> pod);
   void EraseEntry(Entry& entry);
   void ResetAsNew(Entry& entry);
@@ -252,8 +252,7 @@ class SchedulingQueue {
   void LeaveInFlight(Entry& entry);
   size_t MovePods(std::vector<Entry*>& candidates, const ClusterEvent& event,
                   const EventObject& old_obj, const EventObject& new_obj);
-  void MoveAll(const ClusterEvent& event, const EventObject& old_obj,
-                     const EventObject& new_obj);
+  void MoveAll(const ClusterEvent& event, const EventObject& old_obj, const EventObject& new_obj);
   void CollectAssignedPodCandidates(const PodInfo& assigned);
   bool MayHelp(const Entry& entry, const PodInfo& assigned) const;
   QueueLocation RequeueAfterAttempt(Entry& entry, const Rejection& rejection);

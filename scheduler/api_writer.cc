@@ -114,18 +114,19 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
       task = object_writes.at(key).front()();  // stays queued: marks the key busy
     }
     auto self = shared_from_this();
-    net::co_spawn(client->executor(), std::move(task), [self, key = std::move(key)](std::exception_ptr) {
-      bool more = false;
-      {
-        std::lock_guard lock(self->mu);
-        auto it = self->object_writes.find(key);
-        it->second.pop_front();
-        more = !it->second.empty();
-        if (!more) self->object_writes.erase(it);
-        if (--self->in_flight == 0) self->idle.notify_all();
-      }
-      if (more) self->StartOrdered(key);
-    });
+    net::co_spawn(client->executor(), std::move(task),
+                  [self, key = std::move(key)](std::exception_ptr) {
+                    bool more = false;
+                    {
+                      std::lock_guard lock(self->mu);
+                      auto it = self->object_writes.find(key);
+                      it->second.pop_front();
+                      more = !it->second.empty();
+                      if (!more) self->object_writes.erase(it);
+                      if (--self->in_flight == 0) self->idle.notify_all();
+                    }
+                    if (more) self->StartOrdered(key);
+                  });
   }
 
   // When a bind was last queued or finished.
@@ -185,8 +186,10 @@ struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
             Result<std::string> r =
                 co_await self->client->Create(std::move(resource), std::move(ns), std::move(body));
             std::lock_guard lock(self->mu);
-            if (r.ok()) ++self->stats.events_sent;
-            else ++self->stats.events_dropped;
+            if (r.ok())
+              ++self->stats.events_sent;
+            else
+              ++self->stats.events_dropped;
           }(self, std::move(ns), std::move(body)),
           [self](std::exception_ptr) {
             {
@@ -223,25 +226,28 @@ ApiWriter::~ApiWriter() { Drain(std::chrono::milliseconds(5000)); }
 
 net::awaitable<void> BindTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, std::string node,
                               std::function<void(Status)> done) {
-    kube::BindOptions options;
-    options.pod_uid = pod.uid;
-    options.timeout = self->options.bind_timeout;
-    std::string ns = pod.namespace_name;
-    std::string name = pod.name;
-    std::string target = node;
-    Status s = co_await self->client->Bind(std::move(ns), std::move(name), std::move(target),
-                                           std::move(options));
-    {
-      std::lock_guard lock(self->mu);
-      if (s.ok()) ++self->stats.binds_ok;
-      else ++self->stats.binds_failed;
-    }
-    done(std::move(s));
+  kube::BindOptions options;
+  options.pod_uid = pod.uid;
+  options.timeout = self->options.bind_timeout;
+  std::string ns = pod.namespace_name;
+  std::string name = pod.name;
+  std::string target = node;
+  Status s = co_await self->client->Bind(std::move(ns), std::move(name), std::move(target),
+                                         std::move(options));
+  {
+    std::lock_guard lock(self->mu);
+    if (s.ok())
+      ++self->stats.binds_ok;
+    else
+      ++self->stats.binds_failed;
+  }
+  done(std::move(s));
 }
 
 void ApiWriter::Impl::PumpBinds() {
   std::unique_lock lock(mu);
-  while (binds_in_flight < std::max<size_t>(options.max_binds_in_flight, 1) && !bind_queue.empty()) {
+  while (binds_in_flight < std::max<size_t>(options.max_binds_in_flight, 1) &&
+         !bind_queue.empty()) {
     PendingBind bind = std::move(bind_queue.front());
     bind_queue.pop_front();
     ++binds_in_flight;
@@ -279,8 +285,8 @@ net::awaitable<void> GetPodNodeNameTask(std::shared_ptr<ApiWriter::Impl> self, P
   kube::ResourceRef resource = kube::resources::kPods;
   std::string ns = pod.namespace_name;
   std::string name = pod.name;
-  Result<std::string> got = co_await self->client->Get(std::move(resource), std::move(ns),
-                                                       std::move(name));
+  Result<std::string> got =
+      co_await self->client->Get(std::move(resource), std::move(ns), std::move(name));
   if (!got.ok()) {
     done(got.error());
     co_return;
@@ -317,8 +323,7 @@ void ApiWriter::PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> cond
     }});
   }
   if (nominated_node.has_value()) {
-    status["nominatedNodeName"] =
-        nominated_node->empty() ? json(nullptr) : json(*nominated_node);
+    status["nominatedNodeName"] = nominated_node->empty() ? json(nullptr) : json(*nominated_node);
   }
   std::string key = "pods/" + pod.namespace_name + "/" + pod.name + "/status";
   impl_->SpawnOrdered(std::move(key), [self = impl_, pod = std::move(pod),
@@ -328,72 +333,75 @@ void ApiWriter::PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> cond
 }
 
 net::awaitable<void> PatchTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod, std::string body) {
-    kube::PatchOptions options;
-    options.subresource = "status";
-    kube::ResourceRef resource = kube::resources::kPods;
-    std::string ns = pod.namespace_name;
-    std::string name = pod.name;
-    std::string patch = body;
-    Result<std::string> r = co_await self->client->Patch(std::move(resource), std::move(ns),
-                                                         std::move(name), kube::PatchType::kStrategicMerge,
-                                                         std::move(patch), std::move(options));
-    std::lock_guard lock(self->mu);
-    if (r.ok()) ++self->stats.status_patches;
-    else ++self->stats.status_patch_errors;
+  kube::PatchOptions options;
+  options.subresource = "status";
+  kube::ResourceRef resource = kube::resources::kPods;
+  std::string ns = pod.namespace_name;
+  std::string name = pod.name;
+  std::string patch = body;
+  Result<std::string> r = co_await self->client->Patch(
+      std::move(resource), std::move(ns), std::move(name), kube::PatchType::kStrategicMerge,
+      std::move(patch), std::move(options));
+  std::lock_guard lock(self->mu);
+  if (r.ok())
+    ++self->stats.status_patches;
+  else
+    ++self->stats.status_patch_errors;
 }
 
 void ApiWriter::PreemptVictim(PodId victim, std::string preemptor_message,
                               std::function<void(Status)> done) {
-  json patch = {{"status",
-                 {{"conditions",
-                   json::array({json{
-                       {"type", kConditionDisruptionTarget},
-                       {"status", "True"},
-                       {"reason", kReasonPreemptionByScheduler},
-                       {"message", preemptor_message},
-                       {"lastTransitionTime", FormatRfc3339(std::chrono::system_clock::now())},
-                   }})}}}};
+  json patch = {
+      {"status",
+       {{"conditions", json::array({json{
+                           {"type", kConditionDisruptionTarget},
+                           {"status", "True"},
+                           {"reason", kReasonPreemptionByScheduler},
+                           {"message", preemptor_message},
+                           {"lastTransitionTime", FormatRfc3339(std::chrono::system_clock::now())},
+                       }})}}}};
   impl_->Spawn(PreemptTask(impl_, std::move(victim), patch.dump(), std::move(done)));
 }
 
 net::awaitable<void> PreemptTask(std::shared_ptr<ApiWriter::Impl> self, PodId victim,
                                  std::string body, std::function<void(Status)> done) {
-    {
-      kube::PatchOptions options;
-      options.subresource = "status";
-      kube::ResourceRef resource = kube::resources::kPods;
-      std::string ns = victim.namespace_name;
-      std::string name = victim.name;
-      std::string patch_body = body;
-      // A failed condition patch does not stop the preemption (kube logs it too).
-      Result<std::string> r = co_await self->client->Patch(
-          std::move(resource), std::move(ns), std::move(name), kube::PatchType::kStrategicMerge,
-          std::move(patch_body), std::move(options));
-      (void)r;
-    }
-    kube::DeleteOptions options;
-    options.precondition_uid = victim.uid;
+  {
+    kube::PatchOptions options;
+    options.subresource = "status";
     kube::ResourceRef resource = kube::resources::kPods;
     std::string ns = victim.namespace_name;
     std::string name = victim.name;
-    Status s =
-        co_await self->client->Delete(std::move(resource), std::move(ns), std::move(name), std::move(options));
-    if (!s.ok() && s.error().code == ErrorCode::kNotFound) s = Status::Ok();
-    {
-      std::lock_guard lock(self->mu);
-      ++self->stats.deletes;
-    }
-    done(std::move(s));
+    std::string patch_body = body;
+    // A failed condition patch does not stop the preemption (kube logs it too).
+    Result<std::string> r = co_await self->client->Patch(
+        std::move(resource), std::move(ns), std::move(name), kube::PatchType::kStrategicMerge,
+        std::move(patch_body), std::move(options));
+    (void)r;
+  }
+  kube::DeleteOptions options;
+  options.precondition_uid = victim.uid;
+  kube::ResourceRef resource = kube::resources::kPods;
+  std::string ns = victim.namespace_name;
+  std::string name = victim.name;
+  Status s = co_await self->client->Delete(std::move(resource), std::move(ns), std::move(name),
+                                           std::move(options));
+  if (!s.ok() && s.error().code == ErrorCode::kNotFound) s = Status::Ok();
+  {
+    std::lock_guard lock(self->mu);
+    ++self->stats.deletes;
+  }
+  done(std::move(s));
 }
 
 void ApiWriter::MergePatch(const kube::ResourceRef& resource, std::string ns, std::string name,
                            std::string body, std::string subresource) {
-  std::string key = resource.group + "/" + resource.resource + "/" + ns + "/" + name + "/" + subresource;
-  impl_->SpawnOrdered(std::move(key), [self = impl_, resource, ns = std::move(ns),
-                                       name = std::move(name), body = std::move(body),
-                                       subresource = std::move(subresource)]() {
-    return MergePatchTask(self, resource, ns, name, body, subresource);
-  });
+  std::string key =
+      resource.group + "/" + resource.resource + "/" + ns + "/" + name + "/" + subresource;
+  impl_->SpawnOrdered(std::move(key),
+                      [self = impl_, resource, ns = std::move(ns), name = std::move(name),
+                       body = std::move(body), subresource = std::move(subresource)]() {
+                        return MergePatchTask(self, resource, ns, name, body, subresource);
+                      });
 }
 
 net::awaitable<void> MergePatchTask(std::shared_ptr<ApiWriter::Impl> self,
@@ -401,12 +409,14 @@ net::awaitable<void> MergePatchTask(std::shared_ptr<ApiWriter::Impl> self,
                                     std::string body, std::string subresource) {
   kube::PatchOptions options;
   options.subresource = std::move(subresource);
-  Result<std::string> r = co_await self->client->Patch(std::move(resource), std::move(ns),
-                                                       std::move(name), kube::PatchType::kMerge,
-                                                       std::move(body), std::move(options));
+  Result<std::string> r =
+      co_await self->client->Patch(std::move(resource), std::move(ns), std::move(name),
+                                   kube::PatchType::kMerge, std::move(body), std::move(options));
   std::lock_guard lock(self->mu);
-  if (r.ok()) ++self->stats.status_patches;
-  else ++self->stats.status_patch_errors;
+  if (r.ok())
+    ++self->stats.status_patches;
+  else
+    ++self->stats.status_patch_errors;
 }
 
 void ApiWriter::RecordPodEvent(const PodId& pod, std::string_view type, std::string_view reason,
@@ -417,9 +427,14 @@ void ApiWriter::RecordPodEvent(const PodId& pod, std::string_view type, std::str
 void ApiWriter::RecordEvent(std::string api_version, std::string kind, PodId object,
                             std::string_view type, std::string_view reason, std::string message) {
   if (!impl_->options.record_events) return;
-  Impl::PendingEvent event{std::move(api_version), std::move(kind),     std::move(object),
-                           std::string(type),      std::string(reason), std::move(message),
-                           std::chrono::system_clock::now(), std::chrono::steady_clock::now()};
+  Impl::PendingEvent event{std::move(api_version),
+                           std::move(kind),
+                           std::move(object),
+                           std::string(type),
+                           std::string(reason),
+                           std::move(message),
+                           std::chrono::system_clock::now(),
+                           std::chrono::steady_clock::now()};
   {
     std::lock_guard lock(impl_->mu);
     if (impl_->event_queue.size() >= impl_->options.max_queued_events) {
@@ -472,9 +487,8 @@ std::string ApiWriter::Impl::EventBody(const PendingEvent& e) const {
 
 bool ApiWriter::Drain(std::chrono::milliseconds timeout) {
   std::unique_lock lock(impl_->mu);
-  return impl_->idle.wait_for(lock, timeout, [&] {
-    return impl_->in_flight == 0 && impl_->event_queue.empty();
-  });
+  return impl_->idle.wait_for(lock, timeout,
+                              [&] { return impl_->in_flight == 0 && impl_->event_queue.empty(); });
 }
 
 ApiWriterStats ApiWriter::stats() const {

@@ -40,7 +40,7 @@
 namespace copse::kube {
 class Client;
 struct ResourceRef;
-}
+}  // namespace copse::kube
 
 namespace copse::scheduler {
 
@@ -77,7 +77,7 @@ struct ApiWriterStats {
   uint64_t events_sent = 0;
   uint64_t events_dropped = 0;
   uint64_t deletes = 0;
-  size_t in_flight = 0;    // requests sent or queued
+  size_t in_flight = 0;     // requests sent or queued
   size_t binds_queued = 0;  // binds waiting for a free slot
 };
 
@@ -100,8 +100,7 @@ class ApiWriter {
                       std::optional<std::string> nominated_node);
   // Preemption: marks the victim with DisruptionTarget (reason
   // PreemptionByScheduler), then deletes it (uid precondition).
-  void PreemptVictim(PodId victim, std::string preemptor_message,
-                     std::function<void(Status)> done);
+  void PreemptVictim(PodId victim, std::string preemptor_message, std::function<void(Status)> done);
   // A core/v1 Event about a pod ("Normal"/"Warning").
   void RecordPodEvent(const PodId& pod, std::string_view type, std::string_view reason,
                       std::string message);

@@ -47,9 +47,7 @@ void Cache::RemoveNode(std::string_view name) {
   nodes_.pop_back();
 }
 
-bool Cache::HasNode(std::string_view name) const {
-  return node_index_.contains(name);
-}
+bool Cache::HasNode(std::string_view name) const { return node_index_.contains(name); }
 
 void Cache::Attach(PodState& state) {
   if (state.pod->has_pod_affinity) ++pods_with_affinity_;
@@ -61,9 +59,7 @@ void Cache::Detach(PodState& state) {
   if (NodeInfo* node = FindNode(state.node)) node->RemovePod(state.pod->uid);
 }
 
-size_t Cache::PodsWithAffinity() const {
-  return pods_with_affinity_;
-}
+size_t Cache::PodsWithAffinity() const { return pods_with_affinity_; }
 
 Status Cache::AssumePod(std::shared_ptr<const PodInfo> pod) {
   if (pods_.contains(pod->uid)) {

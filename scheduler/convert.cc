@@ -123,8 +123,8 @@ Result<std::shared_ptr<const PodInfo>> ToPodInfo(const kube::Pod& pod, ResourceN
                         "Unsupported value: \"" + *pod.spec.preemption_policy + "\"");
     }
   }
-  info->scheduler_name = pod.spec.scheduler_name.empty() ? "default-scheduler"
-                                                         : pod.spec.scheduler_name;
+  info->scheduler_name =
+      pod.spec.scheduler_name.empty() ? "default-scheduler" : pod.spec.scheduler_name;
 
   Result<ResourceVector> requests = ResourceVector::FromResourceList(kube::PodRequests(pod), names);
   if (!requests.ok()) return FieldError("spec.containers[*].resources", requests.error().message);
@@ -213,8 +213,8 @@ Result<std::shared_ptr<const PodInfo>> ToPodInfo(const kube::Pod& pod, ResourceN
     }
     out.label_selector = in.label_selector;
     out.min_domains = in.min_domains.value_or(1);
-    Result<NodeInclusionPolicy> affinity_policy =
-        ToPolicy(in.node_affinity_policy, NodeInclusionPolicy::kHonor, field + ".nodeAffinityPolicy");
+    Result<NodeInclusionPolicy> affinity_policy = ToPolicy(
+        in.node_affinity_policy, NodeInclusionPolicy::kHonor, field + ".nodeAffinityPolicy");
     if (!affinity_policy.ok()) return std::move(affinity_policy).error();
     Result<NodeInclusionPolicy> taints_policy =
         ToPolicy(in.node_taints_policy, NodeInclusionPolicy::kIgnore, field + ".nodeTaintsPolicy");

@@ -18,8 +18,8 @@ bool Fits(const plugins::Framework& fw, Snapshot& scratch, std::span<const PodPt
           const GangPlacementOptions& options, plugins::RandomSource& random,
           plugins::Workspace& workspace, std::vector<MemberPlacement>* placement,
           const GangPlaceFn& place) {
-  GangPlacement p = place ? place(scratch, members)
-                          : PlaceGang(fw, scratch, members, options, random, workspace);
+  GangPlacement p =
+      place ? place(scratch, members) : PlaceGang(fw, scratch, members, options, random, workspace);
   // Undo the tentative placement so the scratch snapshot keeps only victim edits.
   for (const MemberPlacement& m : p.placed) scratch.RemovePod(m.node, m.pod->uid);
   if (p.satisfied && placement != nullptr) *placement = std::move(p.placed);
@@ -56,8 +56,7 @@ GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& s
   }
   std::vector<MemberPlacement> placement;
   if (!Fits(fw, all_gone, members, options, random, workspace, &placement, place)) {
-    out.message =
-        "preemption: the group does not fit even with every lower-priority pod evicted";
+    out.message = "preemption: the group does not fit even with every lower-priority pod evicted";
     return out;
   }
 

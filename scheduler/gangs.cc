@@ -277,8 +277,7 @@ std::set<std::string> GangTracker::PendingVictims(const queue::UnitKey& key) con
 
 std::vector<GangTracker::SpecEvent> GangTracker::TakeSpecEvents(const queue::UnitKey& key) {
   Group* group = Find(key);
-  if (group == nullptr || group->spec_events.empty() ||
-      OwnershipOf(*group) != Ownership::kOurs) {
+  if (group == nullptr || group->spec_events.empty() || OwnershipOf(*group) != Ownership::kOurs) {
     return {};
   }
   return std::exchange(group->spec_events, {});

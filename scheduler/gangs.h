@@ -72,9 +72,9 @@ class GangTracker {
   struct Decision {
     queue::UnitKey key;
     Readiness readiness = Readiness::kEmpty;
-    queue::PodList members;        // kReady: the pending members to queue
-    std::vector<PodPtr> waiting;   // kMissingSpec / kWaitingForMembers / kMixedSchedulers
-    std::string message;           // why they wait
+    queue::PodList members;       // kReady: the pending members to queue
+    std::vector<PodPtr> waiting;  // kMissingSpec / kWaitingForMembers / kMixedSchedulers
+    std::string message;          // why they wait
     // The group is copse's and holds spec events to record (TakeSpecEvents).
     bool spec_events = false;
   };
@@ -104,8 +104,7 @@ class GangTracker {
 
   // A valid object: its spec (and the warnings to report once the group is
   // copse's).
-  Decision SetSpec(PodInfo::GroupKind kind, GangSpec spec,
-                   std::vector<SpecEvent> warnings = {});
+  Decision SetSpec(PodInfo::GroupKind kind, GangSpec spec, std::vector<SpecEvent> warnings = {});
   // An object that failed validation: the members wait with `why` as their
   // message (naming the field); an InvalidSpec event is held for the group.
   Decision SetInvalidSpec(PodInfo::GroupKind kind, const std::string& ns, const std::string& name,
@@ -148,7 +147,7 @@ class GangTracker {
     PodInfo::GroupKind kind = PodInfo::GroupKind::kNone;
     std::string ns;
     std::string name;
-    std::string invalid;  // why the object was rejected ("" when valid or absent)
+    std::string invalid;                    // why the object was rejected ("" when valid or absent)
     std::map<std::string, PodPtr> pending;  // uid -> pod
     std::map<std::string, PodPtr> gated;    // uid -> pod
     std::map<std::string, PodPtr> bound;    // uid -> pod

@@ -10,7 +10,8 @@ namespace copse::scheduler {
 SchedulerOptions SchedulerOptionsFromConfig(const config::SchedulerConfig& cfg) {
   SchedulerOptions options;
   options.profiles = cfg.profiles;
-  options.pod_initial_backoff = std::chrono::duration_cast<Clock::Duration>(cfg.pod_initial_backoff);
+  options.pod_initial_backoff =
+      std::chrono::duration_cast<Clock::Duration>(cfg.pod_initial_backoff);
   options.pod_max_backoff = std::chrono::duration_cast<Clock::Duration>(cfg.pod_max_backoff);
   options.pod_max_in_unschedulable =
       std::chrono::duration_cast<Clock::Duration>(cfg.pod_max_in_unschedulable_pods);

@@ -116,9 +116,9 @@ std::vector<std::vector<PodPtr>> OrderedClasses(std::span<const PodPtr> members)
   }
   std::stable_sort(classes.begin(), classes.end(), [](const auto& a, const auto& b) {
     return std::make_tuple(-a.front()->priority, -static_cast<int64_t>(a.size()),
-                           a.front()->signature) <
-           std::make_tuple(-b.front()->priority, -static_cast<int64_t>(b.size()),
-                           b.front()->signature);
+                           a.front()->signature) < std::make_tuple(-b.front()->priority,
+                                                                   -static_cast<int64_t>(b.size()),
+                                                                   b.front()->signature);
   });
   return classes;
 }
@@ -161,7 +161,8 @@ GangPlacement PlaceGang(const plugins::Framework& fw, Snapshot& snapshot,
         plugins::ScheduleResult r =
             fw.SchedulePod(*pod, snapshot, *state, workspace, random, so, options.now);
         out.evaluated_nodes += r.evaluated_nodes;
-        if (snapshot.num_nodes() > 0) start_index = (start_index + r.evaluated_nodes) % snapshot.num_nodes();
+        if (snapshot.num_nodes() > 0)
+          start_index = (start_index + r.evaluated_nodes) % snapshot.num_nodes();
         if (r.code != plugins::Code::kSuccess) {
           reuse.Invalidate();
           if (out.failure.empty()) out.failure = r.message;

@@ -85,8 +85,8 @@ class PodClassReuse {
 };
 
 struct GangPlacementOptions {
-  size_t required = 0;   // members that must fit for the group to succeed
-  bool place_all = true; // keep placing optional members once required is reached
+  size_t required = 0;    // members that must fit for the group to succeed
+  bool place_all = true;  // keep placing optional members once required is reached
   size_t chunk_size = 256;
   ParallelForFn parallel_for;
   size_t start_index = 0;

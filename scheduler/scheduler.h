@@ -88,7 +88,7 @@ struct SchedulerOptions {
   // client-side rate limit (ClientConfig::qps). false: they share the given
   // client.
   bool write_thread = true;
-  uint64_t seed = 0;  // 0: random
+  uint64_t seed = 0;                   // 0: random
   std::shared_ptr<const Clock> clock;  // default RealClock
   // Prometheus metrics to update (attempts, durations, pending pods,
   // preemption, binds); null: none. Must outlive the scheduler.
@@ -97,15 +97,15 @@ struct SchedulerOptions {
 
 struct SchedulerStats {
   uint64_t attempts = 0;
-  uint64_t scheduled = 0;       // assumed and sent to bind
+  uint64_t scheduled = 0;  // assumed and sent to bind
   uint64_t unschedulable = 0;
   uint64_t errors = 0;
-  uint64_t bound = 0;           // bind calls that succeeded
+  uint64_t bound = 0;  // bind calls that succeeded
   uint64_t bind_failures = 0;
   uint64_t binds_verified = 0;  // binds of unknown outcome settled by reading the pod
   uint64_t preemption_attempts = 0;
   uint64_t preemption_victims = 0;
-  uint64_t batched = 0;         // pods placed by reusing a pod class's filter pass
+  uint64_t batched = 0;           // pods placed by reusing a pod class's filter pass
   double scheduling_seconds = 0;  // wall time spent in cycles on the loop thread
   // Published by the loop after each of its iterations (the cache and the
   // queue are the loop's alone):

@@ -80,13 +80,9 @@ std::vector<TopologyDefinition> TopologyCatalog::Definitions() const {
   return out;
 }
 
-uint64_t TopologyCatalog::version() const {
-  return version_;
-}
+uint64_t TopologyCatalog::version() const { return version_; }
 
-size_t TopologyCatalog::size() const {
-  return levels_.size();
-}
+size_t TopologyCatalog::size() const { return levels_.size(); }
 
 // ---------------------------------------------------------------- workspace
 

@@ -267,18 +267,19 @@ ShapeSpec MakeShape(World& w, Shape shape) {
     case Shape::kAffinity: {
       PodInfo pod = w.BasePod("affinity", "bench");
       pod.required_node_affinity = NodeSelector{{NodeSelectorTerm{
-          {Requirement{kZone, SelectorOp::kIn,
+          {Requirement{kZone,
+                       SelectorOp::kIn,
                        {ZoneName(0), ZoneName(1), ZoneName(2), ZoneName(3), ZoneName(4)}}},
           {}}}};
       pod.preferred_node_affinity.push_back(
           {10, NodeSelectorTerm{{Requirement{kZone, SelectorOp::kIn, {ZoneName(1)}}}, {}}});
       pod.preferred_node_affinity.push_back(
-          {5, NodeSelectorTerm{{Requirement{"node.copse.dev/pool", SelectorOp::kIn, {"cpu"}}},
-                               {}}});
+          {5,
+           NodeSelectorTerm{{Requirement{"node.copse.dev/pool", SelectorOp::kIn, {"cpu"}}}, {}}});
       pod.tolerations.push_back(
           Toleration{"dedicated", TolerationOperator::kEqual, "infer", TaintEffect::kNoSchedule});
-      pod.tolerations.push_back(Toleration{"spot", TolerationOperator::kExists, "",
-                                           TaintEffect::kPreferNoSchedule});
+      pod.tolerations.push_back(
+          Toleration{"spot", TolerationOperator::kExists, "", TaintEffect::kPreferNoSchedule});
       spec.pod = Finalized(std::move(pod));
       spec.must_filter = {"TaintToleration", "NodeAffinity", "NodeResourcesFit"};
       break;
@@ -381,10 +382,9 @@ void BM_FilterScore(benchmark::State& state, Shape shape, bool adaptive) {
       for (NodeIndex n = 0; n < num_nodes; ++n) buf.candidates.push_back(n);
     }
     const size_t num_candidates = buf.candidates.size();
-    const size_t to_find =
-        adaptive ? plugins::NumFeasibleNodesToFind(fw.percentage_of_nodes_to_score(),
-                                                   num_candidates)
-                 : num_candidates;
+    const size_t to_find = adaptive ? plugins::NumFeasibleNodesToFind(
+                                          fw.percentage_of_nodes_to_score(), num_candidates)
+                                    : num_candidates;
     const CycleContext ctx{pod, snap, cycle};
 
     // 2. Filter in chunks, round-robin from start_index.
@@ -456,7 +456,8 @@ void BM_FilterScore(benchmark::State& state, Shape shape, bool adaptive) {
     // 4. Combine (normalize, weights). SelectHost is left out: its cost is
     // the injected RandomSource's (one draw per tie).
     Status combined = fw.CombineScores(
-        ctx, feasible, std::span<int64_t>(buf.plugin_scores.data(), fw.num_score_plugins() * num_feasible),
+        ctx, feasible,
+        std::span<int64_t>(buf.plugin_scores.data(), fw.num_score_plugins() * num_feasible),
         std::span<int64_t>(buf.totals.data(), num_feasible));
     if (!combined.IsSuccess()) {
       state.SkipWithError("CombineScores failed");
@@ -468,9 +469,9 @@ void BM_FilterScore(benchmark::State& state, Shape shape, bool adaptive) {
 
     hot_allocs = g_allocations.exchange(0, std::memory_order_relaxed);
     if (hot_allocs != 0) {
-      state.SkipWithError(("Filter/Score allocated " + std::to_string(hot_allocs) +
-                           " time(s) in one pass")
-                              .c_str());
+      state.SkipWithError(
+          ("Filter/Score allocated " + std::to_string(hot_allocs) + " time(s) in one pass")
+              .c_str());
       g_failed = true;
       return;
     }
@@ -500,8 +501,8 @@ void RegisterAll() {
                                                   {Shape::kAntiAffinity, "anti_affinity"}};
   for (const auto& [shape, name] : shapes) {
     for (const bool adaptive : {false, true}) {
-      const std::string full = std::string("FilterScore5000/") + name +
-                               (adaptive ? "/adaptive" : "/all_nodes");
+      const std::string full =
+          std::string("FilterScore5000/") + name + (adaptive ? "/adaptive" : "/all_nodes");
       // "min" over --benchmark_repetitions: the figure least disturbed by
       // other work on a shared machine.
       benchmark::RegisterBenchmark(full.c_str(), BM_FilterScore, shape, adaptive)

@@ -61,8 +61,9 @@ struct Fixture {
     api::StoreOptions options;
     options.watch_history = 4096;
     store = api::NewStore(options);
-    auto ns = store->Create(resources::kNamespaces, "",
-                            R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
+    auto ns =
+        store->Create(resources::kNamespaces, "",
+                      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
     if (!ns.ok()) std::abort();
     api::WatchOptions watch_options;
     watch_options.ns = "bench";
@@ -139,9 +140,9 @@ void PatchGroups(benchmark::State& state, std::string_view subresource, const st
   f.Drain();
   size_t i = 0;
   for (auto _ : state) {
-    auto patched = f.store->Patch(copse::kube::resources::kPodGroups, "bench",
-                                  "g-" + std::to_string(i), api::PatchType::kMerge, patch,
-                                  subresource);
+    auto patched =
+        f.store->Patch(copse::kube::resources::kPodGroups, "bench", "g-" + std::to_string(i),
+                       api::PatchType::kMerge, patch, subresource);
     if (!patched.ok()) state.SkipWithError(patched.error().message.c_str());
     if ((++i & 63) == 0) f.Drain();
   }

@@ -1,11 +1,12 @@
 // `copse bench SCENARIO [--json FILE]`: runs a benchmark scenario on a
 // synthetic cluster, printing progress and a table, and writing JSON results.
+#include "bench/bench.h"
+
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
 #include <string>
 
-#include "bench/bench.h"
 #include "cmd/copse/commands.h"
 
 namespace copse::cmd {

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "cmd/copse/commands.h"
 #include "core/log.h"
 #include "kube/api_access.h"
 #include "kube/client.h"
@@ -20,7 +21,6 @@
 #include "kube/leader_election.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/registry.h"
-#include "cmd/copse/commands.h"
 #include "scheduler/config/config.h"
 #include "scheduler/config/metrics.h"
 #include "scheduler/config/ops_server.h"
@@ -40,8 +40,8 @@ int RunRun(int argc, char** argv) {
   int verbosity = 0;
 
   po::options_description desc("copse run (--kubeconfig FILE | --in-cluster) [flags]");
-  desc.add_options()("help,h", "show this help")(
-      "kubeconfig", po::value(&kubeconfig), "kubeconfig of the cluster to schedule")(
+  desc.add_options()("help,h", "show this help")("kubeconfig", po::value(&kubeconfig),
+                                                 "kubeconfig of the cluster to schedule")(
       "in-cluster", po::bool_switch(&in_cluster), "use the pod's service account")(
       "config", po::value(&config_path), "scheduler configuration file (YAML)")(
       "ops-port", po::value(&ops_port),
@@ -90,7 +90,8 @@ int RunRun(int argc, char** argv) {
     }
     cfg = std::move(loaded).value();
   }
-  auto client_config = in_cluster ? kube::LoadInClusterConfig() : kube::LoadKubeconfigFile(kubeconfig);
+  auto client_config =
+      in_cluster ? kube::LoadInClusterConfig() : kube::LoadKubeconfigFile(kubeconfig);
   if (!client_config.ok()) {
     std::cerr << "copse run: " << (in_cluster ? "--in-cluster" : "--kubeconfig") << ": "
               << client_config.error().message << "\n";

@@ -6,7 +6,6 @@
 // with anything (creates are idempotent: AlreadyExists counts as installed).
 
 #include <boost/asio/awaitable.hpp>
-
 #include <memory>
 #include <string>
 #include <string_view>

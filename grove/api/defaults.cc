@@ -6,7 +6,8 @@ void DefaultPodCliqueSet(PodCliqueSet& pcs) {
   if (pcs.meta.namespace_.empty()) pcs.meta.namespace_ = "default";
   PodCliqueSetSpec& spec = pcs.spec;
   if (!spec.update_strategy.has_value()) spec.update_strategy.emplace();
-  if (spec.update_strategy->type.empty()) spec.update_strategy->type = std::string(kRollingRecreate);
+  if (spec.update_strategy->type.empty())
+    spec.update_strategy->type = std::string(kRollingRecreate);
 
   PodCliqueSetTemplateSpec& t = spec.template_;
   if (!t.startup_type.has_value() || t.startup_type->empty()) {

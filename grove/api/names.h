@@ -77,8 +77,7 @@ inline constexpr std::string_view kReasonSufficientAvailablePcsgReplicas =
 inline constexpr std::string_view kReasonInsufficientScheduledPcsgReplicas =
     "InsufficientScheduledPodCliqueScalingGroupReplicas";
 // copse: a backend passed a PodCliqueSet through while ignoring features it lacks.
-inline constexpr std::string_view kConditionSchedulingFeaturesIgnored =
-    "SchedulingFeaturesIgnored";
+inline constexpr std::string_view kConditionSchedulingFeaturesIgnored = "SchedulingFeaturesIgnored";
 
 std::string HeadlessServiceName(std::string_view pcs, int replica);
 // "<service>.<namespace>.svc.cluster.local"

@@ -21,8 +21,8 @@ using kube::codec::PutOpt;
 using kube::codec::PutOptObject;
 using kube::codec::Read;
 using kube::codec::ReadArray;
-using kube::codec::ReadOpt;
 using kube::codec::Reader;
+using kube::codec::ReadOpt;
 
 namespace {
 
@@ -496,8 +496,8 @@ void OverlayLevel(Json& j, const TopologyLevel& now, const TopologyLevel* before
 
 void OverlaySchedulerBinding(Json& j, const SchedulerTopologyBinding& now,
                              const SchedulerTopologyBinding* before) {
-  Put(j, "schedulerName", now.scheduler_name, Prev(before, &SchedulerTopologyBinding::scheduler_name),
-      Emit::kAlways);
+  Put(j, "schedulerName", now.scheduler_name,
+      Prev(before, &SchedulerTopologyBinding::scheduler_name), Emit::kAlways);
   Put(j, "topologyReference", now.topology_reference,
       Prev(before, &SchedulerTopologyBinding::topology_reference), Emit::kAlways);
 }
@@ -629,13 +629,11 @@ Result<PodCliqueSet> PodCliqueSet::Decode(std::string_view json) {
 
 std::string PodCliqueSet::Encode() const {
   auto same = [this](const PodCliqueSet& b) { return spec == b.spec && status == b.status; };
-  return kube::codec::EncodeObject(*this, kApiVersion, kKind, same,
-                                   [this](Json& root, const PodCliqueSet* before) {
-                                     PutPart(root, "spec", spec, Prev(before, &PodCliqueSet::spec),
-                                             OverlayPcsSpec);
-                                     PutPart(root, "status", status,
-                                             Prev(before, &PodCliqueSet::status), OverlayPcsStatus);
-                                   });
+  return kube::codec::EncodeObject(
+      *this, kApiVersion, kKind, same, [this](Json& root, const PodCliqueSet* before) {
+        PutPart(root, "spec", spec, Prev(before, &PodCliqueSet::spec), OverlayPcsSpec);
+        PutPart(root, "status", status, Prev(before, &PodCliqueSet::status), OverlayPcsStatus);
+      });
 }
 
 Result<PodClique> PodClique::Decode(std::string_view json) {
@@ -649,13 +647,11 @@ Result<PodClique> PodClique::Decode(std::string_view json) {
 
 std::string PodClique::Encode() const {
   auto same = [this](const PodClique& b) { return spec == b.spec && status == b.status; };
-  return kube::codec::EncodeObject(*this, kApiVersion, kKind, same,
-                                   [this](Json& root, const PodClique* before) {
-                                     PutPart(root, "spec", spec, Prev(before, &PodClique::spec),
-                                             OverlayPodCliqueSpec);
-                                     PutPart(root, "status", status,
-                                             Prev(before, &PodClique::status), OverlayPclqStatus);
-                                   });
+  return kube::codec::EncodeObject(
+      *this, kApiVersion, kKind, same, [this](Json& root, const PodClique* before) {
+        PutPart(root, "spec", spec, Prev(before, &PodClique::spec), OverlayPodCliqueSpec);
+        PutPart(root, "status", status, Prev(before, &PodClique::status), OverlayPclqStatus);
+      });
 }
 
 Result<PodCliqueScalingGroup> PodCliqueScalingGroup::Decode(std::string_view json) {
@@ -670,13 +666,11 @@ Result<PodCliqueScalingGroup> PodCliqueScalingGroup::Decode(std::string_view jso
 std::string PodCliqueScalingGroup::Encode() const {
   using G = PodCliqueScalingGroup;
   auto same = [this](const G& b) { return spec == b.spec && status == b.status; };
-  return kube::codec::EncodeObject(*this, kApiVersion, kKind, same,
-                                   [this](Json& root, const G* before) {
-                                     PutPart(root, "spec", spec, Prev(before, &G::spec),
-                                             OverlayPcsgSpec);
-                                     PutPart(root, "status", status, Prev(before, &G::status),
-                                             OverlayPcsgStatus);
-                                   });
+  return kube::codec::EncodeObject(
+      *this, kApiVersion, kKind, same, [this](Json& root, const G* before) {
+        PutPart(root, "spec", spec, Prev(before, &G::spec), OverlayPcsgSpec);
+        PutPart(root, "status", status, Prev(before, &G::status), OverlayPcsgStatus);
+      });
 }
 
 Result<ClusterTopologyBinding> ClusterTopologyBinding::Decode(std::string_view json) {
@@ -690,11 +684,10 @@ Result<ClusterTopologyBinding> ClusterTopologyBinding::Decode(std::string_view j
 std::string ClusterTopologyBinding::Encode() const {
   using B = ClusterTopologyBinding;
   auto same = [this](const B& b) { return spec == b.spec; };
-  return kube::codec::EncodeObject(*this, kApiVersion, kKind, same,
-                                   [this](Json& root, const B* before) {
-                                     PutPart(root, "spec", spec, Prev(before, &B::spec),
-                                             OverlayCtbSpec);
-                                   });
+  return kube::codec::EncodeObject(
+      *this, kApiVersion, kKind, same, [this](Json& root, const B* before) {
+        PutPart(root, "spec", spec, Prev(before, &B::spec), OverlayCtbSpec);
+      });
 }
 
 Result<PodGang> PodGang::Decode(std::string_view json) {
@@ -708,13 +701,11 @@ Result<PodGang> PodGang::Decode(std::string_view json) {
 
 std::string PodGang::Encode() const {
   auto same = [this](const PodGang& b) { return spec == b.spec && status == b.status; };
-  return kube::codec::EncodeObject(*this, kApiVersion, kKind, same,
-                                   [this](Json& root, const PodGang* before) {
-                                     PutPart(root, "spec", spec, Prev(before, &PodGang::spec),
-                                             OverlayPodGangSpec);
-                                     PutPart(root, "status", status, Prev(before, &PodGang::status),
-                                             OverlayPodGangStatus);
-                                   });
+  return kube::codec::EncodeObject(
+      *this, kApiVersion, kKind, same, [this](Json& root, const PodGang* before) {
+        PutPart(root, "spec", spec, Prev(before, &PodGang::spec), OverlayPodGangSpec);
+        PutPart(root, "status", status, Prev(before, &PodGang::status), OverlayPodGangStatus);
+      });
 }
 
 // ---------------------------------------------------------------- durations

@@ -63,9 +63,9 @@ struct TopologyPackConstraint {
 };
 
 struct TopologyConstraint {
-  std::string topology_name;                  // "topologyName"
+  std::string topology_name;                   // "topologyName"
   std::optional<TopologyPackConstraint> pack;  // "pack"
-  std::string pack_domain;                    // "packDomain" (deprecated form of pack.required)
+  std::string pack_domain;                     // "packDomain" (deprecated form of pack.required)
 
   // pack.required, falling back to the deprecated packDomain.
   std::string RequiredDomain() const;
@@ -123,7 +123,7 @@ struct PodCliqueSetTemplateSpec {
   std::string priority_class_name;
   std::optional<HeadlessServiceConfig> headless_service_config;
   std::optional<TopologyConstraint> topology_constraint;
-  std::optional<std::string> termination_delay;  // metav1.Duration text, e.g. "4h0m0s"
+  std::optional<std::string> termination_delay;             // metav1.Duration text, e.g. "4h0m0s"
   std::vector<PodCliqueScalingGroupConfig> scaling_groups;  // "podCliqueScalingGroups"
 
   const PodCliqueTemplateSpec* FindClique(std::string_view name) const noexcept;

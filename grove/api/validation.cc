@@ -22,7 +22,8 @@ std::string Quote(std::string_view s) { return Json(std::string(s)).dump(); }
 class Errors {
  public:
   void Invalid(std::string field, std::string value, std::string detail) {
-    out_.push_back(FieldError{Type::kInvalid, std::move(field), std::move(value), std::move(detail)});
+    out_.push_back(
+        FieldError{Type::kInvalid, std::move(field), std::move(value), std::move(detail)});
   }
   void Required(std::string field, std::string detail) {
     out_.push_back(FieldError{Type::kRequired, std::move(field), {}, std::move(detail)});
@@ -148,8 +149,8 @@ void ValidatePodSpec(const std::string& pod_spec, const std::string& field, bool
     if (auto it = spec.find("topologySpreadConstraints"); it != spec.end() && !it->is_null()) {
       e.Invalid(field + ".topologySpreadConstraints", it->dump(), "must not be set");
     }
-    if (auto it = spec.find("nodeName"); it != spec.end() && it->is_string() &&
-                                         !it->get<std::string>().empty()) {
+    if (auto it = spec.find("nodeName");
+        it != spec.end() && it->is_string() && !it->get<std::string>().empty()) {
       e.Invalid(field + ".nodeName", it->dump(), "must not be set");
     }
   }
@@ -290,7 +291,8 @@ void ValidateTopology(const PodCliqueSet& pcs, const ValidationContext& context,
   for (const auto& scope : scopes) {
     const auto* tc = scope.constraint;
     if (!tc->pack.has_value() && tc->pack_domain.empty()) {
-      e.Required(scope.field + ".pack", "topologyConstraint must specify pack or deprecated packDomain");
+      e.Required(scope.field + ".pack",
+                 "topologyConstraint must specify pack or deprecated packDomain");
     } else if (tc->pack.has_value() && tc->pack->required.empty() && tc->pack->preferred.empty()) {
       e.Required(scope.field + ".pack", "pack must specify at least one of required or preferred");
     }
@@ -496,8 +498,7 @@ void ValidateSpec(const PodCliqueSet& pcs, const ValidationContext& context, boo
   const auto& spec = pcs.spec;
   const auto& t = spec.template_;
   if (spec.replicas < 0) {
-    e.Invalid("spec.replicas", std::to_string(spec.replicas),
-              "must be greater than or equal to 0");
+    e.Invalid("spec.replicas", std::to_string(spec.replicas), "must be greater than or equal to 0");
   }
   if (spec.update_strategy.has_value() && !spec.update_strategy->type.empty() &&
       spec.update_strategy->type != kRollingRecreate && spec.update_strategy->type != kOnDelete) {
@@ -632,10 +633,10 @@ FieldErrors ValidatePodCliqueSetUpdate(const PodCliqueSet& now, const PodCliqueS
     }
     const auto& prev = o.cliques[old_index];
     if (ordered && old_index != i) {
-      e.Invalid("spec.template.cliques", Quote(clique.name),
-                "clique order cannot be changed when StartupType is InOrder or Explicit. Expected '" +
-                    prev.name + "' at position " + std::to_string(i) + ", got '" + clique.name +
-                    "'");
+      e.Invalid(
+          "spec.template.cliques", Quote(clique.name),
+          "clique order cannot be changed when StartupType is InOrder or Explicit. Expected '" +
+              prev.name + "' at position " + std::to_string(i) + ", got '" + clique.name + "'");
     }
     std::string field = Idx("spec.template.cliques", i) + ".spec";
     Immutable(clique.spec.role_name, prev.spec.role_name, field + ".roleName", e);
@@ -666,8 +667,8 @@ FieldErrors ValidatePodCliqueSetUpdate(const PodCliqueSet& now, const PodCliqueS
       std::string field = Idx("spec.template.podCliqueScalingGroups", i);
       Immutable(group.clique_names, prev->clique_names, field + ".cliqueNames", e);
       Immutable(group.min_available, prev->min_available, field + ".minAvailable", e);
-      Immutable(group.topology_constraint, prev->topology_constraint,
-                field + ".topologyConstraint", e);
+      Immutable(group.topology_constraint, prev->topology_constraint, field + ".topologyConstraint",
+                e);
     }
   }
   Immutable(t.topology_constraint, o.topology_constraint, "spec.template.topologyConstraint", e);

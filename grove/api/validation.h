@@ -2,9 +2,9 @@
 // Validation of PodCliqueSets as upstream Grove's validating webhook does it
 // (operator/internal/webhook/admission/pcs/validation), with errors in
 // Kubernetes' field.Error form so each names the field at fault:
-//   spec.template.cliques[0].spec.minAvailable: Invalid value: 5: minAvailable must not be greater than replicas
-//   spec.template.cliques[1].spec.podSpec.nodeName: Invalid value: "n1": must not be set
-//   spec.template.cliqueStartupType: Forbidden: field is immutable
+//   spec.template.cliques[0].spec.minAvailable: Invalid value: 5: minAvailable must not be greater
+//   than replicas spec.template.cliques[1].spec.podSpec.nodeName: Invalid value: "n1": must not be
+//   set spec.template.cliqueStartupType: Forbidden: field is immutable
 //
 // Callers validate the *defaulted* object (grove/api/defaults.h).
 //

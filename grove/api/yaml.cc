@@ -28,7 +28,9 @@ Json ScalarToJson(const YAML::Node& node) {
     char c = text[i];
     if (c >= '0' && c <= '9') {
       has_digit = true;
-    } else if (!(c == '.' || c == 'e' || c == 'E' || ((c == '-' || c == '+') && (i == 0 || text[i - 1] == 'e' || text[i - 1] == 'E')))) {
+    } else if (!(c == '.' || c == 'e' || c == 'E' ||
+                 ((c == '-' || c == '+') &&
+                  (i == 0 || text[i - 1] == 'e' || text[i - 1] == 'E')))) {
       numeric = false;
       break;
     }

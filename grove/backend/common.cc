@@ -102,7 +102,8 @@ Status ApplyObject(const BackendContext& context, const kube::ResourceRef& resou
   if (!existing.is_object()) return MakeError(ErrorCode::kInternal, "malformed object from server");
   bool changed = false;
   auto merge = [&](const char* key) {
-    const Json& want = desired["metadata"].contains(key) ? desired["metadata"][key] : Json::object();
+    const Json& want =
+        desired["metadata"].contains(key) ? desired["metadata"][key] : Json::object();
     Json& have = existing["metadata"][key];
     for (auto it = want.begin(); it != want.end(); ++it) {
       if (!have.is_object() || !have.contains(it.key()) || have[it.key()] != it.value()) {

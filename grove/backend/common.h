@@ -22,15 +22,15 @@ namespace copse::grove::backend {
 // PodGroup = PodClique).
 struct GangNode {
   std::string name;
-  std::string parent;  // "" = the root
-  int32_t min_member = 0;               // pods in the subtree that must be placed
+  std::string parent;                    // "" = the root
+  int32_t min_member = 0;                // pods in the subtree that must be placed
   std::optional<int32_t> min_sub_group;  // parents: all of their leaves
   const api::GangTopologyConstraint* topology = nullptr;
 };
 
 struct GangTree {
-  int32_t min_member = 0;    // sum of every leaf's minReplicas
-  int32_t min_sub_group = 0;  // direct children of the root
+  int32_t min_member = 0;       // sum of every leaf's minReplicas
+  int32_t min_sub_group = 0;    // direct children of the root
   std::vector<GangNode> nodes;  // parents first, then leaves in PodGroup order
 };
 

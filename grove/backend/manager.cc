@@ -152,8 +152,7 @@ std::vector<std::string> Registry::Names() const {
 }
 
 Result<std::unique_ptr<BackendManager>> BackendManager::Initialize(
-    const SchedulerConfiguration& config, const BackendContext& context,
-    const Registry& registry) {
+    const SchedulerConfiguration& config, const BackendContext& context, const Registry& registry) {
   if (Status s = ValidateSchedulerConfiguration(config); !s.ok()) return s.error();
   std::vector<SchedulerProfile> profiles;
   if (config.profiles.has_value()) profiles = *config.profiles;
@@ -168,13 +167,14 @@ Result<std::unique_ptr<BackendManager>> BackendManager::Initialize(
   for (const auto& p : profiles) {
     const BackendFactory* factory = registry.Find(p.name);
     if (factory == nullptr) {
-      return MakeError(ErrorCode::kInvalid, "scheduler backend \"" + p.name + "\" is not registered");
+      return MakeError(ErrorCode::kInvalid,
+                       "scheduler backend \"" + p.name + "\" is not registered");
     }
     auto backend = (*factory)(p, context);
     if (!backend.ok()) return backend.error();
     if (Status s = (*backend)->Init(); !s.ok()) {
-      return MakeError(s.error().code, "initialising scheduler backend \"" + p.name +
-                                           "\": " + s.error().message);
+      return MakeError(s.error().code,
+                       "initialising scheduler backend \"" + p.name + "\": " + s.error().message);
     }
     SchedulerBackend* raw = backend->get();
     manager->backends_[p.name] = std::move(backend).value();

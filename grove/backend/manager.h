@@ -59,8 +59,7 @@ struct KubeSchedulerConfig {
 Result<SchedulerConfiguration> ParseOperatorConfiguration(std::string_view text);
 // Checks names, duplicates, the single default and each profile's config type.
 Status ValidateSchedulerConfiguration(const SchedulerConfiguration& config);
-Result<KubeSchedulerConfig> ParseKubeSchedulerConfig(std::string_view json,
-                                                     std::string_view field);
+Result<KubeSchedulerConfig> ParseKubeSchedulerConfig(std::string_view json, std::string_view field);
 // copse's shipped configuration: profiles [{name: copse-scheduler, default: true}].
 SchedulerConfiguration CopseConfiguration();
 

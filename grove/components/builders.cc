@@ -79,7 +79,8 @@ std::vector<std::string> GroupDependencies(const api::PodCliqueSet& pcs, int pcs
   bool base = pcsg_replica < config.min_available.value_or(1);
   auto add = [&](const std::string& parent) {
     if (base) {
-      for (auto& name : BaseGangDependencies(pcs, pcs_replica, parent)) out.push_back(std::move(name));
+      for (auto& name : BaseGangDependencies(pcs, pcs_replica, parent))
+        out.push_back(std::move(name));
     } else if (Contains(config.clique_names, parent)) {
       // Scaled gangs order only their own cliques.
       out.push_back(api::PodCliqueName(pcsg_fqn, pcsg_replica, parent));
@@ -122,8 +123,8 @@ Json FieldRefEnv(std::string_view name, std::string_view label) {
                {{"fieldRef", {{"fieldPath", "metadata.labels['" + std::string(label) + "']"}}}}}};
 }
 
-std::optional<api::GangTopologyConstraint> Translate(const std::optional<api::TopologyConstraint>& tc,
-                                                     const api::ClusterTopologyBinding* binding) {
+std::optional<api::GangTopologyConstraint> Translate(
+    const std::optional<api::TopologyConstraint>& tc, const api::ClusterTopologyBinding* binding) {
   if (!tc.has_value() || binding == nullptr) return std::nullopt;
   api::PackConstraint pack;
   if (std::string d = tc->RequiredDomain(); !d.empty()) {
@@ -219,13 +220,12 @@ api::PodClique BuildStandalonePodClique(const api::PodCliqueSet& pcs, int replic
   pclq.kind = std::string(api::PodClique::kKind);
   pclq.meta.name = api::PodCliqueName(pcs.meta.name, replica, clique.name);
   pclq.meta.namespace_ = pcs.meta.namespace_;
-  Labels own = {
-      {std::string(api::kLabelAppName), pclq.meta.name},
-      {std::string(api::kLabelComponent), std::string(api::kComponentPcsPodClique)},
-      {std::string(api::kLabelPodGang), api::BasePodGangName(pcs.meta.name, replica)},
-      {std::string(api::kLabelPcsReplicaIndex), std::to_string(replica)},
-      {std::string(api::kLabelPodTemplateHash),
-       PodTemplateHash(clique, pcs.spec.template_.priority_class_name)}};
+  Labels own = {{std::string(api::kLabelAppName), pclq.meta.name},
+                {std::string(api::kLabelComponent), std::string(api::kComponentPcsPodClique)},
+                {std::string(api::kLabelPodGang), api::BasePodGangName(pcs.meta.name, replica)},
+                {std::string(api::kLabelPcsReplicaIndex), std::to_string(replica)},
+                {std::string(api::kLabelPodTemplateHash),
+                 PodTemplateHash(clique, pcs.spec.template_.priority_class_name)}};
   Labels defaults = api::DefaultLabels(pcs.meta.name);
   pclq.meta.labels = Merge({&clique.labels, &defaults, &own});
   pclq.meta.annotations = clique.annotations;
@@ -237,8 +237,8 @@ api::PodClique BuildStandalonePodClique(const api::PodCliqueSet& pcs, int replic
 
 api::PodClique BuildGroupPodClique(const api::PodCliqueSet& pcs, int pcs_replica,
                                    const api::PodCliqueScalingGroup& pcsg,
-                                   const api::PodCliqueScalingGroupConfig& config,
-                                   int pcsg_replica, const api::PodCliqueTemplateSpec& clique) {
+                                   const api::PodCliqueScalingGroupConfig& config, int pcsg_replica,
+                                   const api::PodCliqueTemplateSpec& clique) {
   api::PodClique pclq;
   pclq.api_version = std::string(api::kApiVersion);
   pclq.kind = std::string(api::PodClique::kKind);
@@ -248,15 +248,14 @@ api::PodClique BuildGroupPodClique(const api::PodCliqueSet& pcs, int pcs_replica
   std::string gang = api::PodGangNameForGroupReplica(pcs.meta.name, pcs_replica, pcsg.meta.name,
                                                      pcsg_replica, min_available);
   std::string base = api::BasePodGangName(pcs.meta.name, pcs_replica);
-  Labels own = {
-      {std::string(api::kLabelAppName), pclq.meta.name},
-      {std::string(api::kLabelComponent), std::string(api::kComponentPcsgPodClique)},
-      {std::string(api::kLabelPcsg), pcsg.meta.name},
-      {std::string(api::kLabelPodGang), gang},
-      {std::string(api::kLabelPcsReplicaIndex), std::to_string(pcs_replica)},
-      {std::string(api::kLabelPcsgReplicaIndex), std::to_string(pcsg_replica)},
-      {std::string(api::kLabelPodTemplateHash),
-       PodTemplateHash(clique, pcs.spec.template_.priority_class_name)}};
+  Labels own = {{std::string(api::kLabelAppName), pclq.meta.name},
+                {std::string(api::kLabelComponent), std::string(api::kComponentPcsgPodClique)},
+                {std::string(api::kLabelPcsg), pcsg.meta.name},
+                {std::string(api::kLabelPodGang), gang},
+                {std::string(api::kLabelPcsReplicaIndex), std::to_string(pcs_replica)},
+                {std::string(api::kLabelPcsgReplicaIndex), std::to_string(pcsg_replica)},
+                {std::string(api::kLabelPodTemplateHash),
+                 PodTemplateHash(clique, pcs.spec.template_.priority_class_name)}};
   if (gang != base) own[std::string(api::kLabelBasePodGang)] = base;
   Labels defaults = api::DefaultLabels(pcs.meta.name);
   pclq.meta.labels = Merge({&clique.labels, &defaults, &own});
@@ -270,10 +269,10 @@ api::PodClique BuildGroupPodClique(const api::PodCliqueSet& pcs, int pcs_replica
   for (const auto& name : config.clique_names) {
     if (const auto* c = pcs.spec.template_.FindClique(name)) template_pods += c->spec.replicas;
   }
-  Json vars = Json::array({FieldRefEnv(api::kEnvPcsgName, api::kLabelPcsg),
-                           Json{{"name", api::kEnvPcsgTemplateNumPods},
-                                {"value", std::to_string(template_pods)}},
-                           FieldRefEnv(api::kEnvPcsgIndex, api::kLabelPcsgReplicaIndex)});
+  Json vars = Json::array(
+      {FieldRefEnv(api::kEnvPcsgName, api::kLabelPcsg),
+       Json{{"name", api::kEnvPcsgTemplateNumPods}, {"value", std::to_string(template_pods)}},
+       FieldRefEnv(api::kEnvPcsgIndex, api::kLabelPcsgReplicaIndex)});
   Json spec = Json::parse(pclq.spec.pod_spec.empty() ? "{}" : pclq.spec.pod_spec, nullptr, false);
   if (spec.is_object()) {
     AddEnv(spec, vars);
@@ -374,9 +373,9 @@ std::vector<ExpectedGang> ExpectedPodGangs(const api::PodCliqueSet& pcs, int rep
         if (clique == nullptr) continue;
         add_group(gang, api::PodCliqueName(pcsg, j, name), *clique, false);
       }
-      gang.object.spec.topology_constraint =
-          config.topology_constraint ? Translate(config.topology_constraint, binding)
-                                     : Translate(t.topology_constraint, binding);
+      gang.object.spec.topology_constraint = config.topology_constraint
+                                                 ? Translate(config.topology_constraint, binding)
+                                                 : Translate(t.topology_constraint, binding);
       scaled.push_back(std::move(gang));
     }
   }

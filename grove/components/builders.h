@@ -39,8 +39,8 @@ api::PodClique BuildStandalonePodClique(const api::PodCliqueSet& pcs, int replic
 // `pcsg` must exist (its UID becomes the owner).
 api::PodClique BuildGroupPodClique(const api::PodCliqueSet& pcs, int pcs_replica,
                                    const api::PodCliqueScalingGroup& pcsg,
-                                   const api::PodCliqueScalingGroupConfig& config,
-                                   int pcsg_replica, const api::PodCliqueTemplateSpec& clique);
+                                   const api::PodCliqueScalingGroupConfig& config, int pcsg_replica,
+                                   const api::PodCliqueTemplateSpec& clique);
 
 // One PodGroup of an expected gang: the PodClique and how many pods it should have.
 struct ExpectedGroup {

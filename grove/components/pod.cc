@@ -35,7 +35,8 @@ void AddEnv(Json& spec, const Json& vars) {
 const api::PodCliqueTemplateSpec* TemplateFor(const api::PodCliqueSet& pcs, std::string_view fqn) {
   const api::PodCliqueTemplateSpec* best = nullptr;
   for (const auto& clique : pcs.spec.template_.cliques) {
-    if (fqn.size() > clique.name.size() && fqn.substr(fqn.size() - clique.name.size()) == clique.name &&
+    if (fqn.size() > clique.name.size() &&
+        fqn.substr(fqn.size() - clique.name.size()) == clique.name &&
         fqn[fqn.size() - clique.name.size() - 1] == '-') {
       if (best == nullptr || clique.name.size() > best->name.size()) best = &clique;
     }
@@ -50,7 +51,8 @@ std::string InitContainerArg(const api::PodCliqueSet& pcs, const api::PodClique&
   bool first = true;
   for (const auto& dep : pclq.spec.starts_after) {
     const auto* clique = TemplateFor(pcs, dep);
-    int32_t min = clique != nullptr ? clique->spec.min_available.value_or(clique->spec.replicas) : 1;
+    int32_t min =
+        clique != nullptr ? clique->spec.min_available.value_or(clique->spec.replicas) : 1;
     if (!first) arg += ',';
     first = false;
     arg += dep + ":" + std::to_string(min);
@@ -63,12 +65,14 @@ Result<Json> BuildPod(const PodBuildInputs& in) {
   const api::PodClique& pclq = *in.pclq;
   Json spec = Json::parse(pclq.spec.pod_spec.empty() ? "{}" : pclq.spec.pod_spec, nullptr, false);
   if (!spec.is_object()) {
-    return MakeError(ErrorCode::kInvalid, "PodClique " + pclq.meta.name + ": spec.podSpec is not an object");
+    return MakeError(ErrorCode::kInvalid,
+                     "PodClique " + pclq.meta.name + ": spec.podSpec is not an object");
   }
   const std::string& ns = pclq.meta.namespace_;
   auto gang = pclq.meta.labels.find(api::kLabelPodGang);
   if (gang == pclq.meta.labels.end()) {
-    return MakeError(ErrorCode::kInvalid, "PodClique " + pclq.meta.name + " has no grove.io/podgang label");
+    return MakeError(ErrorCode::kInvalid,
+                     "PodClique " + pclq.meta.name + " has no grove.io/podgang label");
   }
 
   Json labels = Json::object();
@@ -82,13 +86,12 @@ Result<Json> BuildPod(const PodBuildInputs& in) {
   Json meta = {{"generateName", pclq.meta.name + "-"},
                {"namespace", ns},
                {"labels", labels},
-               {"ownerReferences",
-                Json::array({{{"apiVersion", api::PodClique::kApiVersion},
-                              {"kind", api::PodClique::kKind},
-                              {"name", pclq.meta.name},
-                              {"uid", pclq.meta.uid},
-                              {"controller", true},
-                              {"blockOwnerDeletion", true}}})}};
+               {"ownerReferences", Json::array({{{"apiVersion", api::PodClique::kApiVersion},
+                                                 {"kind", api::PodClique::kKind},
+                                                 {"name", pclq.meta.name},
+                                                 {"uid", pclq.meta.uid},
+                                                 {"controller", true},
+                                                 {"blockOwnerDeletion", true}}})}};
   if (!pclq.meta.annotations.empty()) {
     Json annotations = Json::object();
     for (const auto& [k, v] : pclq.meta.annotations) annotations[k] = v;
@@ -105,10 +108,12 @@ Result<Json> BuildPod(const PodBuildInputs& in) {
         {"image", in.initc_image},
         {"command", Json::array({"copse", "initc"})},
         {"args", Json::array({InitContainerArg(pcs, pclq)})},
-        {"env", Json::array({{{"name", "GROVE_POD_NAMESPACE"},
-                              {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.namespace"}}}}}}})},
+        {"env",
+         Json::array({{{"name", "GROVE_POD_NAMESPACE"},
+                       {"valueFrom", {{"fieldRef", {{"fieldPath", "metadata.namespace"}}}}}}})},
         {"volumeMounts",
-         Json::array({{{"name", kPodInfoVolume}, {"readOnly", true}, {"mountPath", kPodInfoMountPath}}})}};
+         Json::array(
+             {{{"name", kPodInfoVolume}, {"readOnly", true}, {"mountPath", kPodInfoMountPath}}})}};
     Json& inits = spec["initContainers"];
     if (!inits.is_array()) inits = Json::array();
     inits.insert(inits.begin(), initc);
@@ -116,10 +121,10 @@ Result<Json> BuildPod(const PodBuildInputs& in) {
     if (!volumes.is_array()) volumes = Json::array();
     Json items = Json::array();
     items.push_back({{"path", "namespace"}, {"fieldRef", {{"fieldPath", "metadata.namespace"}}}});
-    items.push_back({{"path", "podgang"},
-                     {"fieldRef",
-                      {{"fieldPath",
-                        "metadata.labels['" + std::string(api::kLabelPodGang) + "']"}}}});
+    items.push_back(
+        {{"path", "podgang"},
+         {"fieldRef",
+          {{"fieldPath", "metadata.labels['" + std::string(api::kLabelPodGang) + "']"}}}});
     Json volume = Json::object();
     volume["name"] = kPodInfoVolume;
     volume["downwardAPI"] = {{"items", items}};

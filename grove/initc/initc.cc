@@ -26,8 +26,9 @@ Result<std::vector<Dependency>> ParsePodCliques(const std::vector<std::string>& 
       }
       auto min = api::ParseIndex(entry.substr(colon + 1));
       if (!min.has_value()) {
-        return MakeError(ErrorCode::kInvalid, "--podcliques: \"" + std::string(entry) +
-                                                  "\": minAvailable must be a non-negative integer");
+        return MakeError(ErrorCode::kInvalid,
+                         "--podcliques: \"" + std::string(entry) +
+                             "\": minAvailable must be a non-negative integer");
       }
       out.push_back({std::string(entry.substr(0, colon)), *min});
     }

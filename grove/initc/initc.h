@@ -12,7 +12,6 @@
 // Thread-safety: pure functions; Wait runs on the client's executor.
 
 #include <boost/asio/awaitable.hpp>
-
 #include <chrono>
 #include <map>
 #include <memory>

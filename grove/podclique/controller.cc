@@ -133,8 +133,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     ctx_.expectations->ExpectDeletions(key, static_cast<int>(deletes.size()));
     std::vector<boost::asio::awaitable<Status>> calls;
     for (const auto& pod : deletes) {
-      Log(1, kLog, "delete pod " + ns + "/" + pod->meta.name + " (hostname " +
-                                pod->spec.hostname + ")");
+      Log(1, kLog,
+          "delete pod " + ns + "/" + pod->meta.name + " (hostname " + pod->spec.hostname + ")");
       calls.push_back(client.Delete(kube::resources::kPods, ns, pod->meta.name));
     }
     for (auto& s : kube::controller::AwaitAll(client, std::move(calls))) {
@@ -175,7 +175,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       Log(1, kLog, key + ": creating " + std::to_string(bodies.size()) + " pods");
       ctx_.expectations->ExpectCreations(key, static_cast<int>(bodies.size()));
       std::vector<boost::asio::awaitable<Result<std::string>>> calls;
-      for (auto& body : bodies) calls.push_back(client.Create(kube::resources::kPods, ns, std::move(body)));
+      for (auto& body : bodies)
+        calls.push_back(client.Create(kube::resources::kPods, ns, std::move(body)));
       for (auto& r : kube::controller::AwaitAll(client, std::move(calls))) {
         if (!r.ok()) {
           ctx_.expectations->CreationObserved(key);
@@ -194,7 +195,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       for (const auto& ref : group.pod_references) refs.insert(ref.name);
     }
     bool base_ok = true;
-    if (auto base = gang->meta.labels.find(api::kLabelBasePodGang); base != gang->meta.labels.end()) {
+    if (auto base = gang->meta.labels.find(api::kLabelBasePodGang);
+        base != gang->meta.labels.end()) {
       auto base_gang = ctx_.caches->podgang.Get(ns, base->second);
       base_ok = base_gang != nullptr && runtime::IsGangScheduled(*ctx_.caches, *base_gang);
     }
@@ -212,8 +214,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       } else {
         kube::Pod next = *pod;
         auto& gates = next.spec.scheduling_gates;
-        gates.erase(std::remove(gates.begin(), gates.end(), std::string(api::kPodGangSchedulingGate)),
-                    gates.end());
+        gates.erase(
+            std::remove(gates.begin(), gates.end(), std::string(api::kPodGangSchedulingGate)),
+            gates.end());
         calls.push_back(client.Update(kube::resources::kPods, ns, pod->meta.name, next.Encode()));
       }
       ++gated_now;
@@ -261,24 +264,25 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                                  now);
   const kube::Condition* breached =
       kube::FindCondition(pclq->status.conditions, api::kConditionMinAvailableBreached);
-  bool was_available = breached != nullptr &&
-                       (breached->status == "True" || breached->reason == api::kReasonSufficientReadyPods ||
-                        breached->reason == api::kReasonUpdateInProgress);
+  bool was_available =
+      breached != nullptr &&
+      (breached->status == "True" || breached->reason == api::kReasonSufficientReadyPods ||
+       breached->reason == api::kReasonUpdateInProgress);
   kube::Condition next;
   bool updating = strategy == api::kRollingRecreate && !hash.empty() &&
                   updated < static_cast<int32_t>(pods.size());
   if (updating) {
     // A rolling recreate takes pods away on purpose: no gang termination meanwhile.
-    next = MakeCondition(api::kConditionMinAvailableBreached, "Unknown", api::kReasonUpdateInProgress,
-                         "Update is in progress");
+    next = MakeCondition(api::kConditionMinAvailableBreached, "Unknown",
+                         api::kReasonUpdateInProgress, "Update is in progress");
   } else if (ready >= min || replicas == 0) {
-    next = MakeCondition(api::kConditionMinAvailableBreached, "False",
-                         api::kReasonSufficientReadyPods,
-                         "Sufficient ready pods: " + std::to_string(ready) + " >= " + std::to_string(min));
+    next = MakeCondition(
+        api::kConditionMinAvailableBreached, "False", api::kReasonSufficientReadyPods,
+        "Sufficient ready pods: " + std::to_string(ready) + " >= " + std::to_string(min));
   } else if (was_available) {
-    next = MakeCondition(api::kConditionMinAvailableBreached, "True",
-                         api::kReasonInsufficientReadyPods,
-                         "Insufficient ready pods: " + std::to_string(ready) + " < " + std::to_string(min));
+    next = MakeCondition(
+        api::kConditionMinAvailableBreached, "True", api::kReasonInsufficientReadyPods,
+        "Insufficient ready pods: " + std::to_string(ready) + " < " + std::to_string(min));
   } else {
     next = MakeCondition(api::kConditionMinAvailableBreached, "False", api::kReasonNeverAvailable,
                          "Not yet available: " + std::to_string(ready) + " of " +

@@ -125,7 +125,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
       updated.spec = desired.spec;
       for (const auto& [k, v] : desired.meta.labels) updated.meta.labels[k] = v;
       Result<std::string> result = Await(
-          client, client.Update(api::resources::kPodCliques, ns, updated.meta.name, updated.Encode()));
+          client,
+          client.Update(api::resources::kPodCliques, ns, updated.meta.name, updated.Encode()));
       if (!result.ok()) record(result.error());
     }
   }
@@ -171,9 +172,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   breached.type = api::kConditionMinAvailableBreached;
   const kube::Condition* current =
       kube::FindCondition(pcsg->status.conditions, api::kConditionMinAvailableBreached);
-  bool was_available = current != nullptr &&
-                       (current->status == "True" ||
-                        current->reason == api::kReasonSufficientAvailablePcsgReplicas);
+  bool was_available =
+      current != nullptr &&
+      (current->status == "True" || current->reason == api::kReasonSufficientAvailablePcsgReplicas);
   if (available >= min_available) {
     breached.status = "False";
     breached.reason = api::kReasonSufficientAvailablePcsgReplicas;

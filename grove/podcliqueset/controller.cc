@@ -67,14 +67,14 @@ class Pass {
         api::ResolvedSchedulerName(pcs_, ctx_.backends->GetDefault().SchedulerName());
     out.backend = ctx_.backends->ForSchedulerName(scheduler);
     if (out.backend == nullptr) {
-      LogError(kLog, Key() + ": no enabled scheduler backend for schedulerName \"" +
-                                scheduler + "\"");
+      LogError(kLog,
+               Key() + ": no enabled scheduler backend for schedulerName \"" + scheduler + "\"");
       return out;
     }
     auto admission = out.backend->ValidatePodCliqueSet(pcs_);
     if (!admission.ok()) {
       LogError(kLog, Key() + ": rejected by " + std::string(out.backend->Name()) + ": " +
-                                admission.error().message);
+                         admission.error().message);
       return out;
     }
     out.ignored = admission->ignored;
@@ -177,9 +177,11 @@ class Pass {
     for (const auto& [replica, since] : breached_since) {
       auto elapsed = now - since;
       if (elapsed >= delay) {
-        Log(1, kLog, Key() + ": gang-terminating replica " + std::to_string(replica) +
-                                  " (MinAvailableBreached for " +
-                                  api::FormatDuration(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)) + ")");
+        Log(1, kLog,
+            Key() + ": gang-terminating replica " + std::to_string(replica) +
+                " (MinAvailableBreached for " +
+                api::FormatDuration(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)) +
+                ")");
         Record(DeleteReplica(replica));
         out.insert(replica);
       } else {
@@ -201,7 +203,8 @@ class Pass {
       if (matches(pclq->meta)) Record(Delete(api::resources::kPodCliques, pclq->meta.name));
     }
     for (const auto& pcsg : ctx_.caches->pcsg.ByIndex(runtime::kIndexPcs, PcsIndex())) {
-      if (matches(pcsg->meta)) Record(Delete(api::resources::kPodCliqueScalingGroups, pcsg->meta.name));
+      if (matches(pcsg->meta))
+        Record(Delete(api::resources::kPodCliqueScalingGroups, pcsg->meta.name));
     }
     for (const auto& gang : ctx_.caches->podgang.ByIndex(runtime::kIndexPcs, PcsIndex())) {
       if (matches(gang->meta)) Record(Delete(api::resources::kPodGangs, gang->meta.name));
@@ -396,8 +399,7 @@ class Pass {
     if (!initialized && all_exist && !(gang.spec == spec)) {
       // Pods exist; references are being written.
       if (Status s = SetInitialized(gang, "False", api::kReasonRefsSyncing,
-                                    "All pods exist; pod references are being synced",
-                                    now);
+                                    "All pods exist; pod references are being synced", now);
           !s.ok()) {
         return s;
       }
@@ -405,7 +407,8 @@ class Pass {
     if (!(gang.spec == spec) || meta_changed) {
       gang.spec = spec;
       std::string body;
-      if (Status s = Update(api::resources::kPodGangs, name, gang.Encode(), &body); !s.ok()) return s;
+      if (Status s = Update(api::resources::kPodGangs, name, gang.Encode(), &body); !s.ok())
+        return s;
       auto decoded = api::PodGang::Decode(body);
       if (!decoded.ok()) return decoded.error();
       gang = std::move(decoded).value();
@@ -439,7 +442,8 @@ class Pass {
     status.phase = std::string(running && scheduled ? api::kPodGangRunning
                                : starting           ? api::kPodGangStarting
                                                     : api::kPodGangPending);
-    if (gang.IsInitialized() || kube::FindCondition(status.conditions, api::kConditionInitialized)) {
+    if (gang.IsInitialized() ||
+        kube::FindCondition(status.conditions, api::kConditionInitialized)) {
       kube::controller::SetCondition(
           status.conditions,
           MakeCondition(api::kConditionScheduled, scheduled ? "True" : "False",
@@ -499,7 +503,8 @@ class Pass {
           known = true;
         }
       }
-      if (replica >= replicas || !known) Record(Delete(api::resources::kPodCliques, pclq->meta.name));
+      if (replica >= replicas || !known)
+        Record(Delete(api::resources::kPodCliques, pclq->meta.name));
     }
     for (const auto& pcsg : ctx_.caches->pcsg.ByIndex(runtime::kIndexPcs, PcsIndex())) {
       if (!OwnedByMe(pcsg->meta) || kube::controller::IsTerminating(pcsg->meta)) continue;
@@ -590,7 +595,8 @@ class Pass {
       if (gang == nullptr) continue;
       api::PodGangStatusEntry entry;
       entry.name = name;
-      entry.phase = gang->status.phase.empty() ? std::string(api::kPodGangPending) : gang->status.phase;
+      entry.phase =
+          gang->status.phase.empty() ? std::string(api::kPodGangPending) : gang->status.phase;
       entry.conditions = gang->status.conditions;
       status.pod_gang_statuses.push_back(std::move(entry));
     }

@@ -34,9 +34,9 @@ Caches::Caches(std::shared_ptr<kube::Client> client, const CacheOptions& options
                             {std::string(kIndexPclq), LabelIndex(api::kLabelPodClique)},
                             {std::string(kIndexGang), LabelIndex(api::kLabelPodGang)}},
                            ManagedBy())),
-      services(client, Options(kube::resources::kServices, options,
-                               {{std::string(kIndexPcs), LabelIndex(api::kLabelPartOf)}},
-                               ManagedBy())),
+      services(client,
+               Options(kube::resources::kServices, options,
+                       {{std::string(kIndexPcs), LabelIndex(api::kLabelPartOf)}}, ManagedBy())),
       topologies(client, Options(api::resources::kClusterTopologyBindings, options, {})) {}
 
 void Caches::Start() {

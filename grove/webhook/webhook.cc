@@ -82,24 +82,26 @@ Result<std::string> HandleAdmissionReview(std::string_view body, const Validator
   std::string uid = request.value("uid", "");
   std::string operation = request.value("operation", "");
   std::string kind;
-  if (request.contains("kind") && request["kind"].is_object()) kind = request["kind"].value("kind", "");
+  if (request.contains("kind") && request["kind"].is_object())
+    kind = request["kind"].value("kind", "");
   Json response = Response(uid, true);
   bool relevant = kind == "PodCliqueSet" && (operation == "CREATE" || operation == "UPDATE") &&
                   request.contains("object") && request["object"].is_object();
   if (relevant) {
     std::string object = request["object"].dump();
     std::string old;
-    if (operation == "UPDATE" && request.contains("oldObject") && request["oldObject"].is_object()) {
+    if (operation == "UPDATE" && request.contains("oldObject") &&
+        request["oldObject"].is_object()) {
       old = request["oldObject"].dump();
     }
     Result<backend::Admission> admitted = validate(object, old);
     if (!admitted.ok()) {
       response["allowed"] = false;
       int code = admitted.error().http_status != 0 ? admitted.error().http_status : 422;
-      response["status"] = {{"code", code},
-                            {"message", admitted.error().message},
-                            {"reason", admitted.error().reason.empty() ? "Invalid"
-                                                                       : admitted.error().reason}};
+      response["status"] = {
+          {"code", code},
+          {"message", admitted.error().message},
+          {"reason", admitted.error().reason.empty() ? "Invalid" : admitted.error().reason}};
     } else if (!admitted->ignored.empty()) {
       response["warnings"] = admitted->ignored;
     }
@@ -118,8 +120,7 @@ std::string ValidatingWebhookConfiguration(std::string_view name, std::string_vi
       {"metadata", {{"name", name}}},
       {"webhooks",
        Json::array({{{"name", "validate.podcliqueset.grove.io"},
-                     {"clientConfig",
-                      {{"url", url}, {"caBundle", kube::EncodeBase64(ca_pem)}}},
+                     {"clientConfig", {{"url", url}, {"caBundle", kube::EncodeBase64(ca_pem)}}},
                      {"rules", Json::array({{{"apiGroups", {"grove.io"}},
                                              {"apiVersions", {"v1alpha1"}},
                                              {"operations", {"CREATE", "UPDATE"}},
@@ -242,7 +243,9 @@ Result<std::unique_ptr<Server>> Server::Start(Validator validate, ServerOptions 
   impl->cert_pem = cert;
   boost::system::error_code ec;
   auto address = asio::ip::make_address(options.address, ec);
-  if (ec) return MakeError(ErrorCode::kInvalid, "webhook address \"" + options.address + "\": " + ec.message());
+  if (ec)
+    return MakeError(ErrorCode::kInvalid,
+                     "webhook address \"" + options.address + "\": " + ec.message());
   tcp::endpoint endpoint(address, options.port);
   impl->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
@@ -250,7 +253,8 @@ Result<std::unique_ptr<Server>> Server::Start(Validator validate, ServerOptions 
   if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     return MakeError(ErrorCode::kUnavailable, "webhook: listening on " + options.address + ":" +
-                                                  std::to_string(options.port) + ": " + ec.message());
+                                                  std::to_string(options.port) + ": " +
+                                                  ec.message());
   }
   impl->port = impl->acceptor.local_endpoint().port();
   asio::co_spawn(impl->ioc, AcceptLoop(impl), asio::detached);

@@ -39,8 +39,8 @@ namespace copse::grove::webhook {
 inline constexpr std::string_view kValidatePath = "/webhooks/validate-podcliqueset";
 
 // (object JSON, old object JSON or "" for a create) -> admission.
-using Validator = std::function<Result<backend::Admission>(std::string_view object,
-                                                           std::string_view old_object)>;
+using Validator =
+    std::function<Result<backend::Admission>(std::string_view object, std::string_view old_object)>;
 
 // Answers one AdmissionReview v1 request body with the AdmissionReview response body.
 // A body that is not an AdmissionReview gets kInvalid.

@@ -45,14 +45,13 @@ Profile DefaultProfile(std::string scheduler_name) {
   Profile profile;
   profile.scheduler_name = std::move(scheduler_name);
   profile.plugins.multi_point.enabled = {
-      {std::string(kSchedulingGatesName), 0},    {std::string(kPrioritySortName), 0},
-      {std::string(kNodeUnschedulableName), 0},
-      {std::string(kNodeNameName), 0},           {std::string(kTaintTolerationName), 3},
-      {std::string(kNodeAffinityName), 2},       {std::string(kNodePortsName), 0},
-      {std::string(kNodeResourcesFitName), 1},   {std::string(kPodTopologySpreadName), 2},
-      {std::string(kInterPodAffinityName), 2},   {std::string(kDefaultPreemptionName), 0},
-      {std::string(kBalancedAllocationName), 1}, {std::string(kDefaultBinderName), 0},
-      {std::string(kDomainPackingName), 1},
+      {std::string(kSchedulingGatesName), 0},   {std::string(kPrioritySortName), 0},
+      {std::string(kNodeUnschedulableName), 0}, {std::string(kNodeNameName), 0},
+      {std::string(kTaintTolerationName), 3},   {std::string(kNodeAffinityName), 2},
+      {std::string(kNodePortsName), 0},         {std::string(kNodeResourcesFitName), 1},
+      {std::string(kPodTopologySpreadName), 2}, {std::string(kInterPodAffinityName), 2},
+      {std::string(kDefaultPreemptionName), 0}, {std::string(kBalancedAllocationName), 1},
+      {std::string(kDefaultBinderName), 0},     {std::string(kDomainPackingName), 1},
   };
   return profile;
 }

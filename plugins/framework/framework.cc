@@ -307,8 +307,8 @@ bool Framework::CanReject(PluginIndex index) const noexcept {
     return std::any_of(entries.begin(), entries.end(),
                        [index](const auto& e) { return e.index == index; });
   };
-  return has(pre_enqueue_) || has(pre_filter_) || has(filter_) || has(reserve_) ||
-         has(permit_) || has(pre_bind_);
+  return has(pre_enqueue_) || has(pre_filter_) || has(filter_) || has(reserve_) || has(permit_) ||
+         has(pre_bind_);
 }
 
 PreFilterOutcome Framework::RunPreFilter(const PodInfo& pod, const Snapshot& snapshot,
@@ -735,9 +735,9 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
       const size_t p = job / score_chunks;
       const size_t pos = (job % score_chunks) * chunk;
       const size_t len = std::min(chunk, num_feasible - pos);
-      ws.chunk_results[job].status = ScoreChunk(
-          ctx, p, std::span<const NodeIndex>(ws.feasible.data() + pos, len),
-          std::span<int64_t>(ws.plugin_scores.data() + p * num_feasible + pos, len));
+      ws.chunk_results[job].status =
+          ScoreChunk(ctx, p, std::span<const NodeIndex>(ws.feasible.data() + pos, len),
+                     std::span<int64_t>(ws.plugin_scores.data() + p * num_feasible + pos, len));
     });
     for (const Workspace::ChunkResult& r : ws.chunk_results) {
       if (!r.status.IsSuccess()) {

@@ -88,8 +88,8 @@ int64_t PreferredScore(std::span<const PreferredSchedulingTerm> terms, const Lab
 
 // Writes FilterVerdicts for every node under `key`, unless the node name
 // matters (matchFields) or the value combinations are too many.
-void WriteFilterVerdicts(const NodeAffinityArgs& args, const PodInfo& pod,
-                         const Snapshot& snapshot, CycleState& state, const void* key) {
+void WriteFilterVerdicts(const NodeAffinityArgs& args, const PodInfo& pod, const Snapshot& snapshot,
+                         CycleState& state, const void* key) {
   std::vector<std::string> keys;
   bool fields = false;
   for (const auto& [key, value] : pod.node_selector) keys.push_back(key);
@@ -187,7 +187,8 @@ Status NodeAffinity::PreScore(const PodInfo& pod, const Snapshot& snapshot,
   if (pod.preferred_node_affinity.empty() && args_.added_preferred.empty()) return Status::Skip();
   std::vector<std::string> keys;
   bool fields = false;
-  for (const PreferredSchedulingTerm& t : pod.preferred_node_affinity) AddKeys(t.term, keys, fields);
+  for (const PreferredSchedulingTerm& t : pod.preferred_node_affinity)
+    AddKeys(t.term, keys, fields);
   for (const PreferredSchedulingTerm& t : args_.added_preferred) AddKeys(t.term, keys, fields);
   if (fields) return Status::Success();  // the node name matters: Score matches node by node
   auto scores = std::make_unique<PreferredScores>();

@@ -20,8 +20,7 @@ namespace copse::plugins {
 
 inline constexpr std::string_view kNodeNameName = "NodeName";
 
-class NodeName final : public FilterPlugin,
-                       public EnqueueExtensions {
+class NodeName final : public FilterPlugin, public EnqueueExtensions {
  public:
   enum Reason : ReasonId { kReasonNodeName = 1 };
 

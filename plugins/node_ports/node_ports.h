@@ -22,8 +22,7 @@ namespace copse::plugins {
 
 inline constexpr std::string_view kNodePortsName = "NodePorts";
 
-class NodePorts final : public PreFilterPlugin, public FilterPlugin,
-                        public EnqueueExtensions {
+class NodePorts final : public PreFilterPlugin, public FilterPlugin, public EnqueueExtensions {
  public:
   enum Reason : ReasonId { kReasonPortsInUse = 1 };
 

@@ -55,7 +55,8 @@ class Divider {
       inverse_ = (1.0 / static_cast<double>(y)) * (1.0 + 0x1p-50);
     }
     const auto q = static_cast<int64_t>(static_cast<double>(x) * inverse_);
-    if (q * y > x || (q + 1) * y <= x) [[unlikely]] return x / y;
+    if (q * y > x || (q + 1) * y <= x) [[unlikely]]
+      return x / y;
     return q;
   }
 
@@ -311,9 +312,9 @@ Status Fit::Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
     const std::span<const int64_t> alloc_column = ctx.snapshot.allocatable_column(sr.id);
     if (alloc_column.empty()) continue;
     const std::span<const int64_t> req_column = ctx.snapshot.requested_column(sr.id);
-    columns[num_columns++] = Column{alloc_column.data(),
-                                    req_column.empty() ? nullptr : req_column.data(), sr.used,
-                                    sr.pod_request, sr.weight};
+    columns[num_columns++] =
+        Column{alloc_column.data(), req_column.empty() ? nullptr : req_column.data(), sr.used,
+               sr.pod_request, sr.weight};
   }
   std::array<Divider, kMaxResources> by_capacity;
   Divider by_weight_sum;
@@ -329,9 +330,15 @@ Status Fit::Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
       if (capacity == 0) continue;
       int64_t used;
       switch (c.used) {
-        case ScoredResource::Used::kNonZeroCpu: used = snap.non_zero_requested_cpu(n); break;
-        case ScoredResource::Used::kNonZeroMemory: used = snap.non_zero_requested_memory(n); break;
-        default: used = c.requested != nullptr ? c.requested[n] : 0; break;
+        case ScoredResource::Used::kNonZeroCpu:
+          used = snap.non_zero_requested_cpu(n);
+          break;
+        case ScoredResource::Used::kNonZeroMemory:
+          used = snap.non_zero_requested_memory(n);
+          break;
+        default:
+          used = c.requested != nullptr ? c.requested[n] : 0;
+          break;
       }
       const int64_t requested = used + c.pod_request;
       int64_t score;
@@ -355,7 +362,8 @@ std::vector<ClusterEventWithHint> Fit::EventsToRegister() const {
   return {
       {{EventResource::kAssignedPod, kActionDelete | kActionUpdatePodScaleDown}, {}},
       {{EventResource::kNode, kActionAdd | kActionUpdateNodeAllocatable | kActionUpdateNodeTaint |
-                   kActionUpdateNodeLabel}, {}},
+                                  kActionUpdateNodeLabel},
+       {}},
       {{EventResource::kUnscheduledPod, kActionUpdatePodScaleDown}, {}},
   };
 }

@@ -21,8 +21,7 @@ namespace copse::plugins {
 
 inline constexpr std::string_view kNodeUnschedulableName = "NodeUnschedulable";
 
-class NodeUnschedulable final : public FilterPlugin,
-                                public EnqueueExtensions {
+class NodeUnschedulable final : public FilterPlugin, public EnqueueExtensions {
  public:
   enum Reason : ReasonId { kReasonUnschedulable = 1 };
 

@@ -29,7 +29,8 @@ Json Topology(const api::GangTopologyConstraint* tc, const std::string& topology
 }
 
 std::string QueueOf(const Labels& labels, const Labels& annotations) {
-  if (auto it = labels.find(kQueueKey); it != labels.end() && !it->second.empty()) return it->second;
+  if (auto it = labels.find(kQueueKey); it != labels.end() && !it->second.empty())
+    return it->second;
   if (auto it = annotations.find(kQueueKey); it != annotations.end()) return it->second;
   return {};
 }
@@ -58,8 +59,9 @@ class KaiBackend final : public SchedulerBackend {
     std::string gang = labels.value(std::string(api::kLabelPodGang), "");
     std::string clique = labels.value(std::string(api::kLabelPodClique), "");
     if (gang.empty() || clique.empty()) {
-      return MakeError(ErrorCode::kInvalid,
-                       "KAI scheduler requires the grove.io/podgang and grove.io/podclique pod labels");
+      return MakeError(
+          ErrorCode::kInvalid,
+          "KAI scheduler requires the grove.io/podgang and grove.io/podclique pod labels");
     }
     pod["spec"]["schedulerName"] = std::string(kKaiScheduler);
     Json& annotations = pod["metadata"]["annotations"];
@@ -90,7 +92,8 @@ class KaiBackend final : public SchedulerBackend {
     if (clique_queues.empty()) {
       return MakeError(ErrorCode::kInvalid,
                        "metadata.labels[kai.scheduler/queue]: Required value: no KAI queue is "
-                       "configured on PodCliqueSet " + pcs.meta.namespace_ + "/" + pcs.meta.name +
+                       "configured on PodCliqueSet " +
+                           pcs.meta.namespace_ + "/" + pcs.meta.name +
                            " or its PodClique templates");
     }
     if (clique_queues.size() > 1) {

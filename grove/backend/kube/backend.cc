@@ -42,13 +42,15 @@ class KubeBackend final : public SchedulerBackend {
     Json constraints = nullptr;
     if (gang.spec.topology_constraint && gang.spec.topology_constraint->pack_constraint &&
         gang.spec.topology_constraint->pack_constraint->required) {
-      constraints = {{"topologyConstraints",
-                      Json::array({{{"topologyKey",
-                                     *gang.spec.topology_constraint->pack_constraint->required}}})}};
+      constraints = {
+          {"topologyConstraints",
+           Json::array(
+               {{{"topologyKey", *gang.spec.topology_constraint->pack_constraint->required}}})}};
     }
     Json tmpl = {{"name", kTemplateName}, {"schedulingPolicy", policy}};
     if (!constraints.is_null()) tmpl["schedulingConstraints"] = constraints;
-    if (!gang.spec.priority_class_name.empty()) tmpl["priorityClassName"] = gang.spec.priority_class_name;
+    if (!gang.spec.priority_class_name.empty())
+      tmpl["priorityClassName"] = gang.spec.priority_class_name;
     Json meta = {{"name", gang.meta.name},
                  {"namespace", gang.meta.namespace_},
                  {"labels", labels},
@@ -58,11 +60,11 @@ class KubeBackend final : public SchedulerBackend {
                      {"metadata", meta},
                      {"spec", {{"podGroupTemplates", Json::array({tmpl})}}}};
     if (Status s = ApplyObject(context_, kWorkloads, workload); !s.ok()) return s;
-    Json pg_spec = {{"podGroupTemplateRef",
-                     {{"workload",
-                       {{"workloadName", gang.meta.name},
-                        {"podGroupTemplateName", kTemplateName}}}}},
-                    {"schedulingPolicy", policy}};
+    Json pg_spec = {
+        {"podGroupTemplateRef",
+         {{"workload",
+           {{"workloadName", gang.meta.name}, {"podGroupTemplateName", kTemplateName}}}}},
+        {"schedulingPolicy", policy}};
     if (!constraints.is_null()) pg_spec["schedulingConstraints"] = constraints;
     if (!gang.spec.priority_class_name.empty()) {
       pg_spec["priorityClassName"] = gang.spec.priority_class_name;
@@ -76,7 +78,8 @@ class KubeBackend final : public SchedulerBackend {
 
   Status OnPodGangDelete(const api::PodGang& gang) override {
     if (!gang_) return Status::Ok();
-    if (Status s = DeleteObject(context_, kPodGroups, gang.meta.namespace_, gang.meta.name); !s.ok()) {
+    if (Status s = DeleteObject(context_, kPodGroups, gang.meta.namespace_, gang.meta.name);
+        !s.ok()) {
       return s;
     }
     return DeleteObject(context_, kWorkloads, gang.meta.namespace_, gang.meta.name);
@@ -90,7 +93,8 @@ class KubeBackend final : public SchedulerBackend {
     if (gang_) {
       std::string gang = pod["metadata"]["labels"].value(std::string(api::kLabelPodGang), "");
       if (gang.empty()) {
-        return MakeError(ErrorCode::kInvalid, "kube-scheduler backend needs the grove.io/podgang label");
+        return MakeError(ErrorCode::kInvalid,
+                         "kube-scheduler backend needs the grove.io/podgang label");
       }
       spec["schedulingGroup"] = {{"podGroupName", gang}};
     }
@@ -107,7 +111,8 @@ class KubeBackend final : public SchedulerBackend {
     for (const auto& g : t.scaling_groups) nested = nested || g.topology_constraint.has_value();
     if (!gang_) {
       bool any_required = required;
-      for (const auto& c : t.cliques) any_required = any_required || AnyRequired(c.topology_constraint);
+      for (const auto& c : t.cliques)
+        any_required = any_required || AnyRequired(c.topology_constraint);
       for (const auto& g : t.scaling_groups) {
         any_required = any_required || AnyRequired(g.topology_constraint);
       }

@@ -15,11 +15,11 @@ TEST_F(ApiServerTest, DiscoveryDocuments) {
   EXPECT_EQ(api.Json()["versions"][0], "v1");
 
   // kubectl's aggregated-discovery Accept header gets the legacy document as JSON.
-  auto apis = client().Request(
-      "GET", "/apis", {}, {},
-      "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
-      "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
-      "application/json");
+  auto apis =
+      client().Request("GET", "/apis", {}, {},
+                       "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+                       "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
+                       "application/json");
   ASSERT_EQ(apis.status, 200);
   EXPECT_EQ(apis.content_type, "application/json");
   EXPECT_EQ(apis.Json()["kind"], "APIGroupList");
@@ -180,8 +180,8 @@ TEST_F(ApiServerTest, BadRequestsChangeNothing) {
   auto bad_patch = client().Request("PATCH", "/api/v1/namespaces/default/pods/keep", "{nope",
                                     "application/merge-patch+json");
   EXPECT_EQ(bad_patch.status, 400);
-  auto bad_type = client().Request("PATCH", "/api/v1/namespaces/default/pods/keep", "{}",
-                                   "text/plain");
+  auto bad_type =
+      client().Request("PATCH", "/api/v1/namespaces/default/pods/keep", "{}", "text/plain");
   EXPECT_EQ(bad_type.status, 415);
   auto bad_put = client().Request("PUT", "/api/v1/namespaces/default/pods/keep", "[1,2");
   EXPECT_EQ(bad_put.status, 400);
@@ -235,15 +235,16 @@ TEST_F(ApiServerTest, SelectorsAndPagination) {
 }
 
 TEST_F(ApiServerTest, PatchesAndGeneration) {
-  json deploy = {{"apiVersion", "apps/v1"},
-                 {"kind", "Deployment"},
-                 {"metadata", {{"name", "d"}}},
-                 {"spec",
-                  {{"replicas", 1},
-                   {"selector", {{"matchLabels", {{"app", "d"}}}}},
-                   {"template",
-                    {{"metadata", {{"labels", {{"app", "d"}}}}},
-                     {"spec", {{"containers", json::array({{{"name", "c"}, {"image", "i"}}})}}}}}}}};
+  json deploy = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", "d"}}},
+      {"spec",
+       {{"replicas", 1},
+        {"selector", {{"matchLabels", {{"app", "d"}}}}},
+        {"template",
+         {{"metadata", {{"labels", {{"app", "d"}}}}},
+          {"spec", {{"containers", json::array({{{"name", "c"}, {"image", "i"}}})}}}}}}}};
   auto created = client().Post("/apis/apps/v1/namespaces/default/deployments", deploy);
   ASSERT_EQ(created.status, 201) << created.body;
   EXPECT_EQ(created.Json()["metadata"]["generation"], 1);
@@ -265,7 +266,8 @@ TEST_F(ApiServerTest, PatchesAndGeneration) {
   auto ignored = client().Patch(path, {{"status", {{"replicas", 7}}}});
   ASSERT_EQ(ignored.status, 200);
   EXPECT_FALSE(ignored.Json().contains("status") && ignored.Json()["status"].contains("replicas"));
-  auto status = client().Patch(path + "/status", {{"status", {{"replicas", 7}}}, {"spec", {{"replicas", 9}}}});
+  auto status = client().Patch(path + "/status",
+                               {{"status", {{"replicas", 7}}}, {"spec", {{"replicas", 9}}}});
   ASSERT_EQ(status.status, 200) << status.body;
   EXPECT_EQ(status.Json()["status"]["replicas"], 7);
   EXPECT_EQ(status.Json()["spec"]["replicas"], 3);
@@ -285,7 +287,8 @@ TEST_F(ApiServerTest, PatchesAndGeneration) {
   EXPECT_EQ(noop.Json()["metadata"]["resourceVersion"], rv);
 
   // Optimistic concurrency in a patch.
-  auto conflict = client().Patch(path, {{"metadata", {{"resourceVersion", "1"}}}, {"spec", {{"replicas", 2}}}});
+  auto conflict =
+      client().Patch(path, {{"metadata", {{"resourceVersion", "1"}}}, {"spec", {{"replicas", 2}}}});
   EXPECT_EQ(conflict.status, 409);
 
   // Strategic merge patch on a pod merges containers by name.

@@ -1,12 +1,11 @@
 #include "tests/integration/apiserver/http_helper.h"
 
-#include <vector>
-
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <vector>
 
 namespace copse::apiserver::testing {
 
@@ -165,9 +164,10 @@ void WatchReader::ReadLoop() {
     size_t pos;
     std::vector<nlohmann::json> parsed;
     while ((pos = pending.find('\n', start)) != std::string::npos) {
-      parsed.push_back(parse_ ? nlohmann::json::parse(std::string_view(pending).substr(start, pos - start),
-                                                      nullptr, false)
-                              : nlohmann::json());
+      parsed.push_back(
+          parse_ ? nlohmann::json::parse(std::string_view(pending).substr(start, pos - start),
+                                         nullptr, false)
+                 : nlohmann::json());
       start = pos + 1;
     }
     pending.erase(0, start);

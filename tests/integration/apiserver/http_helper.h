@@ -9,13 +9,12 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
-
-#include <nlohmann/json.hpp>
 
 namespace copse::apiserver::testing {
 

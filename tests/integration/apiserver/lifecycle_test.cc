@@ -35,8 +35,8 @@ TEST_F(ApiServerTest, FinalizersDelayRemoval) {
   auto got = client().Get(std::string(kCm) + "/held");
   ASSERT_EQ(got.status, 200);
   EXPECT_TRUE(got.Json()["metadata"].contains("deletionTimestamp"));
-  auto released = client().Patch(std::string(kCm) + "/held",
-                                 {{"metadata", {{"finalizers", nullptr}}}});
+  auto released =
+      client().Patch(std::string(kCm) + "/held", {{"metadata", {{"finalizers", nullptr}}}});
   ASSERT_EQ(released.status, 200) << released.body;
   EXPECT_EQ(client().Get(std::string(kCm) + "/held").status, 404);
 }
@@ -44,9 +44,8 @@ TEST_F(ApiServerTest, FinalizersDelayRemoval) {
 TEST_F(ApiServerTest, DeletePreconditions) {
   auto created = client().Post(kCm, ConfigMap("pre"));
   ASSERT_EQ(created.status, 201);
-  json wrong = {{"kind", "DeleteOptions"},
-                {"apiVersion", "v1"},
-                {"preconditions", {{"uid", "not-the-uid"}}}};
+  json wrong = {
+      {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", {{"uid", "not-the-uid"}}}};
   auto conflict = client().Delete(std::string(kCm) + "/pre", wrong.dump());
   EXPECT_EQ(conflict.status, 409);
   EXPECT_EQ(conflict.Json()["reason"], "Conflict");
@@ -90,8 +89,8 @@ TEST_F(ApiServerTest, GarbageCollectionBackgroundOrphanForeground) {
   auto waiting = client().Get(std::string(kCm) + "/owner3");
   ASSERT_EQ(waiting.status, 200);
   EXPECT_EQ(waiting.Json()["metadata"]["finalizers"][0], "foregroundDeletion");
-  ASSERT_EQ(client().Patch(std::string(kCm) + "/held-child",
-                           {{"metadata", {{"finalizers", nullptr}}}})
+  ASSERT_EQ(client()
+                .Patch(std::string(kCm) + "/held-child", {{"metadata", {{"finalizers", nullptr}}}})
                 .status,
             200);
   EXPECT_TRUE(WaitFor([&] {
@@ -100,7 +99,9 @@ TEST_F(ApiServerTest, GarbageCollectionBackgroundOrphanForeground) {
   }));
 
   // A dependent whose owner never existed is collected.
-  json ghost_ref = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"name", "ghost"},
+  json ghost_ref = {{"apiVersion", "v1"},
+                    {"kind", "ConfigMap"},
+                    {"name", "ghost"},
                     {"uid", "00000000-0000-0000-0000-000000000000"}};
   ASSERT_EQ(client().Post(kCm, ConfigMap("dangling", ghost_ref)).status, 201);
   EXPECT_TRUE(WaitFor([&] { return client().Get(std::string(kCm) + "/dangling").status == 404; }));
@@ -151,29 +152,35 @@ TEST_F(ApiServerTest, BindFailureRate) {
   ASSERT_EQ(client().Post("/api/v1/namespaces/default/pods", MakePod("f")).status, 201);
   json binding = {{"metadata", {{"name", "f"}}}, {"target", {{"name", "n"}}}};
   EXPECT_EQ(client().Post("/api/v1/namespaces/default/pods/f/binding", binding).status, 500);
-  EXPECT_EQ(client().Get("/api/v1/namespaces/default/pods/f").Json()["spec"].value("nodeName", ""), "");
+  EXPECT_EQ(client().Get("/api/v1/namespaces/default/pods/f").Json()["spec"].value("nodeName", ""),
+            "");
 }
 
 TEST_F(ApiServerTest, EvictionHonoursDisruptionBudget) {
   for (const char* name : {"e1", "e2"}) {
-    ASSERT_EQ(client().Post("/api/v1/namespaces/default/pods", MakePod(name, {{"app", "e"}})).status,
-              201);
+    ASSERT_EQ(
+        client().Post("/api/v1/namespaces/default/pods", MakePod(name, {{"app", "e"}})).status,
+        201);
     json binding = {{"metadata", {{"name", name}}}, {"target", {{"name", "node-1"}}}};
-    ASSERT_EQ(client().Post(std::string("/api/v1/namespaces/default/pods/") + name + "/binding",
-                            binding).status,
-              201);
+    ASSERT_EQ(
+        client()
+            .Post(std::string("/api/v1/namespaces/default/pods/") + name + "/binding", binding)
+            .status,
+        201);
     json status = {{"status",
                     {{"phase", "Running"},
                      {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}}}};
-    ASSERT_EQ(client().Patch(std::string("/api/v1/namespaces/default/pods/") + name + "/status",
-                             status).status,
+    ASSERT_EQ(client()
+                  .Patch(std::string("/api/v1/namespaces/default/pods/") + name + "/status", status)
+                  .status,
               200);
   }
   json pdb = {{"apiVersion", "policy/v1"},
               {"kind", "PodDisruptionBudget"},
               {"metadata", {{"name", "pdb"}}},
               {"spec", {{"minAvailable", 2}, {"selector", {{"matchLabels", {{"app", "e"}}}}}}}};
-  ASSERT_EQ(client().Post("/apis/policy/v1/namespaces/default/poddisruptionbudgets", pdb).status, 201);
+  ASSERT_EQ(client().Post("/apis/policy/v1/namespaces/default/poddisruptionbudgets", pdb).status,
+            201);
   json eviction = {{"apiVersion", "policy/v1"},
                    {"kind", "Eviction"},
                    {"metadata", {{"name", "e1"}, {"namespace", "default"}}}};
@@ -182,16 +189,22 @@ TEST_F(ApiServerTest, EvictionHonoursDisruptionBudget) {
   EXPECT_EQ(blocked.Json()["reason"], "TooManyRequests");
   EXPECT_EQ(blocked.Json()["message"],
             "Cannot evict pod as it would violate the pod's disruption budget.");
-  EXPECT_FALSE(client().Get("/api/v1/namespaces/default/pods/e1").Json()["metadata"].contains(
-      "deletionTimestamp"));
+  EXPECT_FALSE(client()
+                   .Get("/api/v1/namespaces/default/pods/e1")
+                   .Json()["metadata"]
+                   .contains("deletionTimestamp"));
 
-  ASSERT_EQ(client().Patch("/apis/policy/v1/namespaces/default/poddisruptionbudgets/pdb",
-                           {{"spec", {{"minAvailable", 1}}}}).status,
+  ASSERT_EQ(client()
+                .Patch("/apis/policy/v1/namespaces/default/poddisruptionbudgets/pdb",
+                       {{"spec", {{"minAvailable", 1}}}})
+                .status,
             200);
   auto allowed = client().Post("/api/v1/namespaces/default/pods/e1/eviction", eviction);
   ASSERT_EQ(allowed.status, 201) << allowed.body;
-  EXPECT_TRUE(client().Get("/api/v1/namespaces/default/pods/e1").Json()["metadata"].contains(
-      "deletionTimestamp"));
+  EXPECT_TRUE(client()
+                  .Get("/api/v1/namespaces/default/pods/e1")
+                  .Json()["metadata"]
+                  .contains("deletionTimestamp"));
   // e1 is terminating, so evicting e2 now would leave none healthy.
   json eviction2 = eviction;
   eviction2["metadata"]["name"] = "e2";
@@ -219,7 +232,8 @@ json WidgetCrd() {
 }
 
 TEST_F(ApiServerTest, CustomResourceDefinitionLifecycle) {
-  auto created = client().Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", WidgetCrd());
+  auto created =
+      client().Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", WidgetCrd());
   ASSERT_EQ(created.status, 201) << created.body;
   bool established = false;
   const json crd = created.Json();
@@ -259,14 +273,16 @@ TEST_F(ApiServerTest, CustomResourceDefinitionLifecycle) {
   EXPECT_EQ(smp.status, 415);
   EXPECT_EQ(smp.Json()["reason"], "UnsupportedMediaType");
 
-  auto table = client().Request("GET", base, {}, {}, "application/json;as=Table;v=v1;g=meta.k8s.io");
+  auto table =
+      client().Request("GET", base, {}, {}, "application/json;as=Table;v=v1;g=meta.k8s.io");
   ASSERT_EQ(table.status, 200) << table.body;
   EXPECT_EQ(table.Json()["columnDefinitions"][1]["name"], "Replicas");
 
   // A badly named CRD is rejected.
   json bad = WidgetCrd();
   bad["metadata"]["name"] = "gadgets.example.com";
-  EXPECT_EQ(client().Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", bad).status, 422);
+  EXPECT_EQ(client().Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", bad).status,
+            422);
 
   WatchReader watch(port(), base + "?watch=true&resourceVersion=" +
                                 w.Json()["metadata"]["resourceVersion"].get<std::string>());
@@ -274,7 +290,11 @@ TEST_F(ApiServerTest, CustomResourceDefinitionLifecycle) {
   auto first_event = watch.Next();
   ASSERT_TRUE(first_event);
   EXPECT_EQ((*first_event)["type"], "MODIFIED") << first_event->dump();
-  ASSERT_EQ(client().Delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com").status, 200);
+  ASSERT_EQ(
+      client()
+          .Delete("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+          .status,
+      200);
   EXPECT_EQ(client().Get(base + "/w1").status, 404);
   EXPECT_EQ(client().Get("/apis/example.com/v1").status, 404);
   bool deleted = false;

@@ -6,10 +6,9 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "apiserver/apiserver.h"
 #include "apiserver/store.h"
@@ -33,14 +32,14 @@ inline bool WaitFor(const std::function<bool()>& cond,
 
 inline json MakePod(const std::string& name, json labels = json::object(),
                     const std::string& ns = "default") {
-  json pod = {{"apiVersion", "v1"},
-              {"kind", "Pod"},
-              {"metadata", {{"name", name}, {"namespace", ns}}},
-              {"spec",
-               {{"containers",
-                 json::array({{{"name", "main"},
-                               {"image", "registry.k8s.io/pause:3.9"},
-                               {"resources", {{"requests", {{"cpu", "100m"}}}}}}})}}}};
+  json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"spec",
+       {{"containers", json::array({{{"name", "main"},
+                                     {"image", "registry.k8s.io/pause:3.9"},
+                                     {"resources", {{"requests", {{"cpu", "100m"}}}}}}})}}}};
   if (!labels.empty()) pod["metadata"]["labels"] = labels;
   return pod;
 }

@@ -23,7 +23,8 @@ TEST_F(ApiServerTest, WatchInitialLiveAndResume) {
   EXPECT_EQ((*added)["object"]["metadata"]["name"], "w1");
 
   auto second = client().Post(kPods, MakePod("w2")).Json();
-  auto labeled = client().Patch(std::string(kPods) + "/w1", {{"metadata", {{"labels", {{"a", "b"}}}}}});
+  auto labeled =
+      client().Patch(std::string(kPods) + "/w1", {{"metadata", {{"labels", {{"a", "b"}}}}}});
   ASSERT_EQ(client().Delete(std::string(kPods) + "/w2").status, 200);
   std::vector<std::string> types;
   for (int i = 0; i < 3; ++i) {
@@ -119,12 +120,18 @@ TEST_F(ApiServerTest, WatchSelectorsSeeObjectsLeave) {
   auto initial = watch.Next();
   ASSERT_TRUE(initial);
   EXPECT_EQ((*initial)["object"]["metadata"]["name"], "s1");
-  ASSERT_EQ(client().Patch(std::string(kPods) + "/s1", {{"metadata", {{"labels", {{"team", "b"}}}}}}).status, 200);
+  ASSERT_EQ(client()
+                .Patch(std::string(kPods) + "/s1", {{"metadata", {{"labels", {{"team", "b"}}}}}})
+                .status,
+            200);
   auto left = watch.Next();
   ASSERT_TRUE(left);
   EXPECT_EQ((*left)["type"], "DELETED");
   EXPECT_EQ((*left)["object"]["metadata"]["name"], "s1");
-  ASSERT_EQ(client().Patch(std::string(kPods) + "/s2", {{"metadata", {{"labels", {{"team", "a"}}}}}}).status, 200);
+  ASSERT_EQ(client()
+                .Patch(std::string(kPods) + "/s2", {{"metadata", {{"labels", {{"team", "a"}}}}}})
+                .status,
+            200);
   auto joined = watch.Next();
   ASSERT_TRUE(joined);
   EXPECT_EQ((*joined)["type"], "ADDED");
@@ -149,14 +156,16 @@ TEST_F(ApiServerTest, WatchBookmarksTimeoutAndClose) {
   StartServer(options);
   ASSERT_EQ(client().Post(kPods, MakePod("bm")).status, 201);
   const std::string rv = client().Get(kPods).Json()["metadata"]["resourceVersion"];
-  WatchReader watch(port(), std::string(kPods) + "?watch=true&allowWatchBookmarks=true&resourceVersion=" + rv);
+  WatchReader watch(
+      port(), std::string(kPods) + "?watch=true&allowWatchBookmarks=true&resourceVersion=" + rv);
   auto bookmark = watch.Next();
   ASSERT_TRUE(bookmark);
   EXPECT_EQ((*bookmark)["type"], "BOOKMARK");
   EXPECT_EQ(Rv((*bookmark)["object"]), rv);
   EXPECT_EQ((*bookmark)["object"]["kind"], "Pod");
 
-  WatchReader timed(port(), std::string(kPods) + "?watch=true&timeoutSeconds=1&resourceVersion=" + rv);
+  WatchReader timed(port(),
+                    std::string(kPods) + "?watch=true&timeoutSeconds=1&resourceVersion=" + rv);
   EXPECT_TRUE(timed.WaitEnded(std::chrono::seconds(10)));
 
   WatchReader closed(port(), std::string(kPods) + "?watch=true&resourceVersion=" + rv);
@@ -205,9 +214,11 @@ TEST(NodeSimulator, BoundPodBecomesRunningAndGracefulDeleteCompletes) {
   }));
 
   ASSERT_TRUE(store->Create(resources::kPods, "default", MakePod("run").dump()).ok());
-  ASSERT_TRUE(store->Bind("default", "run",
-                          json{{"metadata", {{"name", "run"}}}, {"target", {{"name", "sim-1"}}}}.dump())
-                  .ok());
+  ASSERT_TRUE(
+      store
+          ->Bind("default", "run",
+                 json{{"metadata", {{"name", "run"}}}, {"target", {{"name", "sim-1"}}}}.dump())
+          .ok());
   json pod;
   EXPECT_TRUE(WaitFor([&] {
     auto p = store->Get(resources::kPods, "default", "run");
@@ -307,16 +318,20 @@ namespace {
 TEST(StoreInProcess, PatchAndDeleteByName) {
   auto store = NewStore();
   for (int i = 0; i < 5; ++i) {
-    ASSERT_TRUE(store->Create(resources::kPods, "default", MakePod("p" + std::to_string(i)).dump()).ok());
+    ASSERT_TRUE(
+        store->Create(resources::kPods, "default", MakePod("p" + std::to_string(i)).dump()).ok());
   }
   for (int round = 0; round < 3; ++round) {
-    ASSERT_TRUE(store->Create(resources::kPods, "default", MakePod("r" + std::to_string(round)).dump()).ok());
-    auto patched = store->Patch(resources::kPods, "default", "p" + std::to_string(round), PatchType::kMerge,
-                                R"({"metadata":{"labels":{"app":"changed"}}})");
+    ASSERT_TRUE(
+        store->Create(resources::kPods, "default", MakePod("r" + std::to_string(round)).dump())
+            .ok());
+    auto patched = store->Patch(resources::kPods, "default", "p" + std::to_string(round),
+                                PatchType::kMerge, R"({"metadata":{"labels":{"app":"changed"}}})");
     ASSERT_TRUE(patched.ok()) << "round " << round << ": " << patched.error().ToString();
     DeleteOptions options;
     options.grace_period_seconds = 0;
-    auto deleted = store->Delete(resources::kPods, "default", "p" + std::to_string(4 - round), options);
+    auto deleted =
+        store->Delete(resources::kPods, "default", "p" + std::to_string(4 - round), options);
     ASSERT_TRUE(deleted.ok()) << deleted.error().ToString();
     ASSERT_TRUE(deleted->removed);
     ASSERT_EQ(deleted->object->name, "p" + std::to_string(4 - round));

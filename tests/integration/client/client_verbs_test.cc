@@ -65,8 +65,10 @@ class ClientVerbs : public ::testing::TestWithParam<Transport> {
     ASSERT_NE(client_, nullptr);
   }
 
-  std::string MustCreatePod(const std::string& name, std::map<std::string, std::string> labels = {}) {
-    auto created = io_.Run(client_->Create(resources::kPods, "default", PodJson("default", name, labels)));
+  std::string MustCreatePod(const std::string& name,
+                            std::map<std::string, std::string> labels = {}) {
+    auto created =
+        io_.Run(client_->Create(resources::kPods, "default", PodJson("default", name, labels)));
     EXPECT_TRUE(created.ok()) << created.error().ToString();
     return created.ok() ? *created : std::string();
   }
@@ -81,10 +83,14 @@ INSTANTIATE_TEST_SUITE_P(Transports, ClientVerbs,
                                            Transport::kHttpPipelined, Transport::kHttpsPipelined),
                          [](const auto& info) {
                            switch (info.param) {
-                             case Transport::kHttp: return "Http";
-                             case Transport::kHttps: return "Https";
-                             case Transport::kHttpPipelined: return "HttpPipelined";
-                             case Transport::kHttpsPipelined: return "HttpsPipelined";
+                             case Transport::kHttp:
+                               return "Http";
+                             case Transport::kHttps:
+                               return "Https";
+                             case Transport::kHttpPipelined:
+                               return "HttpPipelined";
+                             case Transport::kHttpsPipelined:
+                               return "HttpsPipelined";
                            }
                            return "?";
                          });
@@ -130,8 +136,9 @@ TEST_P(ClientVerbs, CreateGetUpdateConflicts) {
   EXPECT_EQ(stale.error().http_status, 409);
   EXPECT_EQ(stale.error().reason, "Conflict");
 
-  auto invalid = io_.Run(client_->Create(resources::kPods, "default",
-                                         R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bad"},"spec":{}})"));
+  auto invalid = io_.Run(
+      client_->Create(resources::kPods, "default",
+                      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bad"},"spec":{}})"));
   ASSERT_FALSE(invalid.ok());
   EXPECT_EQ(invalid.error().code, ErrorCode::kInvalid);
   EXPECT_EQ(invalid.error().http_status, 422);
@@ -172,8 +179,9 @@ TEST_P(ClientVerbs, PatchesAndStatus) {
 
   PatchOptions status_options;
   status_options.subresource = "status";
-  auto status_patch = io_.Run(client_->Patch(resources::kPods, "default", "p", PatchType::kMerge,
-                                             R"({"status":{"phase":"Succeeded"}})", status_options));
+  auto status_patch =
+      io_.Run(client_->Patch(resources::kPods, "default", "p", PatchType::kMerge,
+                             R"({"status":{"phase":"Succeeded"}})", status_options));
   ASSERT_TRUE(status_patch.ok()) << status_patch.error().ToString();
   EXPECT_EQ(json::parse(*status_patch)["status"]["phase"], "Succeeded");
 }
@@ -192,7 +200,8 @@ TEST_P(ClientVerbs, ListSelectorsAndPagination) {
   auto even = io_.Run(client_->List(resources::kPods, "default", Labelled("parity=even")));
   ASSERT_TRUE(even.ok()) << even.error().ToString();
   EXPECT_EQ(even->items.size(), 4u);
-  auto set_based = io_.Run(client_->List(resources::kPods, "", Labelled("parity in (odd),!missing")));
+  auto set_based =
+      io_.Run(client_->List(resources::kPods, "", Labelled("parity in (odd),!missing")));
   ASSERT_TRUE(set_based.ok()) << set_based.error().ToString();
   EXPECT_EQ(set_based->items.size(), 3u);
   ListOptions by_name_options;
@@ -237,7 +246,8 @@ TEST_P(ClientVerbs, DeleteOptions) {
   const ObjectMeta meta = Meta(MustCreatePod("victim"));
   DeleteOptions wrong_uid_options;
   wrong_uid_options.precondition_uid = "not-the-uid";
-  auto wrong_uid = io_.Run(client_->Delete(resources::kPods, "default", "victim", wrong_uid_options));
+  auto wrong_uid =
+      io_.Run(client_->Delete(resources::kPods, "default", "victim", wrong_uid_options));
   ASSERT_FALSE(wrong_uid.ok());
   EXPECT_EQ(wrong_uid.error().code, ErrorCode::kConflict);
   EXPECT_NE(wrong_uid.error().message.find("Precondition failed"), std::string::npos)
@@ -268,7 +278,8 @@ TEST_P(ClientVerbs, DeleteOptions) {
   // Graceful deletion of a pod on a node: it stays, terminating, with a
   // deletionTimestamp (an unscheduled pod would go at once, as upstream).
   MustCreatePod("graceful");
-  ASSERT_TRUE(io_.Run(client_->Create(resources::kNodes, "", testing::NodeJson("n-graceful"))).ok());
+  ASSERT_TRUE(
+      io_.Run(client_->Create(resources::kNodes, "", testing::NodeJson("n-graceful"))).ok());
   ASSERT_TRUE(io_.Run(client_->Bind("default", "graceful", "n-graceful")).ok());
   auto graceful = io_.Run(client_->Delete(resources::kPods, "default", "graceful", Grace(30)));
   ASSERT_TRUE(graceful.ok()) << graceful.error().ToString();
@@ -277,8 +288,9 @@ TEST_P(ClientVerbs, DeleteOptions) {
   EXPECT_TRUE(Meta(*terminating).deletion_timestamp.has_value());
 
   // Propagation: an owned ConfigMap goes with its owner in the foreground/background.
-  auto owner = io_.Run(client_->Create(resources::kServices, "default",
-                                       R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"owner"},"spec":{"ports":[{"name":"http","port":80}]}})"));
+  auto owner = io_.Run(client_->Create(
+      resources::kServices, "default",
+      R"({"apiVersion":"v1","kind":"Service","metadata":{"name":"owner"},"spec":{"ports":[{"name":"http","port":80}]}})"));
   ASSERT_TRUE(owner.ok()) << owner.error().ToString();
   const ObjectMeta owner_meta = Meta(*owner);
   const ResourceRef config_maps{"", "v1", "configmaps", true};
@@ -289,7 +301,8 @@ TEST_P(ClientVerbs, DeleteOptions) {
   ASSERT_TRUE(dependent.ok()) << dependent.error().ToString();
   DeleteOptions orphan_options;
   orphan_options.propagation_policy = "Orphan";
-  auto orphaning = io_.Run(client_->Delete(resources::kServices, "default", "owner", orphan_options));
+  auto orphaning =
+      io_.Run(client_->Delete(resources::kServices, "default", "owner", orphan_options));
   ASSERT_TRUE(orphaning.ok()) << orphaning.error().ToString();
   auto orphan = io_.Run(client_->Get(config_maps, "default", "dep"));
   ASSERT_TRUE(orphan.ok()) << orphan.error().ToString();
@@ -318,12 +331,14 @@ TEST_P(ClientVerbs, BindEvictAndScale) {
   json running = json::parse(*pod);
   running["status"] = {{"phase", "Running"},
                        {"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})}};
-  ASSERT_TRUE(io_.Run(client_->UpdateStatus(resources::kPods, "default", "bindme", running.dump())).ok());
+  ASSERT_TRUE(
+      io_.Run(client_->UpdateStatus(resources::kPods, "default", "bindme", running.dump())).ok());
   ASSERT_TRUE(io_.Run(client_->Patch(resources::kPods, "default", "bindme", PatchType::kMerge,
                                      R"({"metadata":{"labels":{"app":"db"}}})"))
                   .ok());
-  auto pdb = io_.Run(client_->Create(resources::kPodDisruptionBudgets, "default",
-                                     R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"db"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"db"}}}})"));
+  auto pdb = io_.Run(client_->Create(
+      resources::kPodDisruptionBudgets, "default",
+      R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"db"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"db"}}}})"));
   ASSERT_TRUE(pdb.ok()) << pdb.error().ToString();
   auto blocked = io_.Run(client_->Evict("default", "bindme"));
   ASSERT_FALSE(blocked.ok());
@@ -345,10 +360,12 @@ TEST_P(ClientVerbs, BindEvictAndScale) {
   ASSERT_TRUE(scale.ok()) << scale.error().ToString();
   EXPECT_EQ(scale->name, "web");
   EXPECT_EQ(scale->spec_replicas, 2);
-  auto scaled = io_.Run(client_->UpdateScale(deployments, "default", "web", 5, scale->resource_version));
+  auto scaled =
+      io_.Run(client_->UpdateScale(deployments, "default", "web", 5, scale->resource_version));
   ASSERT_TRUE(scaled.ok()) << scaled.error().ToString();
   EXPECT_EQ(scaled->spec_replicas, 5);
-  auto stale_scale = io_.Run(client_->UpdateScale(deployments, "default", "web", 7, scale->resource_version));
+  auto stale_scale =
+      io_.Run(client_->UpdateScale(deployments, "default", "web", 7, scale->resource_version));
   ASSERT_FALSE(stale_scale.ok());
   EXPECT_EQ(stale_scale.error().code, ErrorCode::kConflict);
   auto after = io_.Run(client_->Get(deployments, "default", "web"));
@@ -429,15 +446,16 @@ TEST_P(ClientVerbs, WatchFromATooOldResourceVersionIsGone) {
   ASSERT_NE(small, nullptr);
   auto client = GetParam() == Transport::kHttps ? testing::HttpsClient(io_, *small)
                                                 : testing::HttpClient(io_, *small);
-  const std::string first = *io_.Run(client->Create(resources::kPods, "default",
-                                                    PodJson("default", "c0")));
+  const std::string first =
+      *io_.Run(client->Create(resources::kPods, "default", PodJson("default", "c0")));
   for (int i = 1; i < 20; ++i) {
     ASSERT_TRUE(io_.Run(client->Create(resources::kPods, "default",
                                        PodJson("default", "c" + std::to_string(i))))
                     .ok());
   }
   auto result = [&]() -> Result<bool> {
-    auto watch = io_.Run(client->Watch(resources::kPods, "default", From(Meta(first).resource_version)));
+    auto watch =
+        io_.Run(client->Watch(resources::kPods, "default", From(Meta(first).resource_version)));
     if (!watch.ok()) return watch.error();
     WatchEvent event;
     return io_.Run((*watch)->Next(event));
@@ -468,7 +486,8 @@ TEST_P(ClientVerbs, ServerClosingWatchesEndsTheStreamCleanly) {
   auto watch = io_.Run(client_->Watch(resources::kPods, "default", plain));
   ASSERT_TRUE(watch.ok()) << watch.error().ToString();
   MustCreatePod("closing");
-  auto run = [](kube::Watch* w, apiserver::ApiServer* server) -> boost::asio::awaitable<std::string> {
+  auto run = [](kube::Watch* w,
+                apiserver::ApiServer* server) -> boost::asio::awaitable<std::string> {
     WatchEvent event;
     auto first = co_await w->Next(event);
     if (!first.ok() || !*first) co_return "no first event";

@@ -62,8 +62,9 @@ TEST(ClientConcurrency, ReadModifyWriteLosesNoUpdate) {
   auto client = testing::HttpsClient(io, *server);
   ASSERT_NE(client, nullptr);
   for (int i = 0; i < kObjects; ++i) {
-    auto created = io.Run(client->Create(
-        kConfigMaps, "default", testing::ConfigMapJson("default", "counter-" + std::to_string(i), "0")));
+    auto created = io.Run(
+        client->Create(kConfigMaps, "default",
+                       testing::ConfigMapJson("default", "counter-" + std::to_string(i), "0")));
     ASSERT_TRUE(created.ok()) << created.error().ToString();
   }
 
@@ -80,7 +81,8 @@ TEST(ClientConcurrency, ReadModifyWriteLosesNoUpdate) {
   ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(30)));
 
   std::vector<std::future<WriterResult>> writers;
-  for (int w = 0; w < kWriters; ++w) writers.push_back(io.Spawn(Writer(client, w, kUpdates / kWriters)));
+  for (int w = 0; w < kWriters; ++w)
+    writers.push_back(io.Spawn(Writer(client, w, kUpdates / kWriters)));
   int updates = 0;
   int conflicts = 0;
   for (auto& f : writers) {

@@ -2,13 +2,14 @@
 // indexes, and convergence after the server closes watches, after a forced
 // 410 Gone, and after a server restart.
 
+#include "kube/informer.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <map>
 #include <set>
 
-#include "kube/informer.h"
 #include "kube/pod.h"
 #include "tests/integration/client/fixture.h"
 
@@ -93,8 +94,8 @@ InformerOptions PodInformerOptions(Notifier& notifier, std::atomic<int>* errors 
   InformerOptions options;
   options.resource = resources::kPods;
   options.page_size = 3;  // several pages even for small tests
-  options.backoff = {.initial = milliseconds(20), .max = milliseconds(200), .factor = 2.0,
-                     .jitter = 0.5};
+  options.backoff = {
+      .initial = milliseconds(20), .max = milliseconds(200), .factor = 2.0, .jitter = 0.5};
   options.on_error = [&notifier, errors](const Error&) {
     if (errors) errors->fetch_add(1);
     notifier.Notify();
@@ -301,12 +302,13 @@ TEST_F(InformerTest, TypedInformerHandsOutTypedObjects) {
   options.label_selector = "app=web";
   TypedInformer<Pod> informer(client, std::move(options));
   std::atomic<int> updates{0};
-  informer.AddEventHandler([&](const std::shared_ptr<const Pod>&) { notifier_.Notify(); },
-                           [&](const std::shared_ptr<const Pod>&, const std::shared_ptr<const Pod>& pod) {
-                             if (pod->spec.node_name == "n1") updates.fetch_add(1);
-                             notifier_.Notify();
-                           },
-                           nullptr);
+  informer.AddEventHandler(
+      [&](const std::shared_ptr<const Pod>&) { notifier_.Notify(); },
+      [&](const std::shared_ptr<const Pod>&, const std::shared_ptr<const Pod>& pod) {
+        if (pod->spec.node_name == "n1") updates.fetch_add(1);
+        notifier_.Notify();
+      },
+      nullptr);
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(milliseconds(30'000)));
   auto pod = informer.Get("default", "typed");

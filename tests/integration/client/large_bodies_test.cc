@@ -6,9 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "tests/integration/client/fixture.h"
 
@@ -40,12 +39,11 @@ TEST_P(LargeBodies, CreateGetAndListRoundTripEverySize) {
     std::string value(size, 'x');
     for (size_t i = 0; i < size; i += 97) value[i] = static_cast<char>('a' + i % 26);
     const std::string name = "cm-" + std::to_string(size);
-    const std::string body =
-        json{{"apiVersion", "v1"},
-             {"kind", "ConfigMap"},
-             {"metadata", {{"name", name}}},
-             {"data", {{"v", value}}}}
-            .dump();
+    const std::string body = json{
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata", {{"name", name}}},
+        {"data", {{"v", value}}}}.dump();
     auto created = io_.Run(client_->Create(kConfigMaps, "default", body));
     ASSERT_TRUE(created.ok()) << created.error().ToString();
     EXPECT_EQ(json::parse(*created)["data"]["v"], value);

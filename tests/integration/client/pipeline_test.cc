@@ -38,7 +38,8 @@ void WritesShareBatchesAndGetTheirOwnResponses(ClientConfig base) {
   if (base.server == "http") base.server = server->http_url();
   auto client = testing::MakeClient(io, Pipelined(base));
   ASSERT_NE(client, nullptr);
-  ASSERT_TRUE(io.Run(client->Create(resources::kPods, "default", PodJson("default", "taken"))).ok());
+  ASSERT_TRUE(
+      io.Run(client->Create(resources::kPods, "default", PodJson("default", "taken"))).ok());
   const ClientStats before = client->stats();
 
   // 300 writes at once; every 10th creates a pod that already exists.
@@ -46,7 +47,8 @@ void WritesShareBatchesAndGetTheirOwnResponses(ClientConfig base) {
   std::vector<std::future<Result<std::string>>> pending;
   for (int i = 0; i < kWrites; ++i) {
     const std::string name = i % 10 == 0 ? "taken" : "p-" + std::to_string(i);
-    pending.push_back(io.Spawn(client->Create(resources::kPods, "default", PodJson("default", name))));
+    pending.push_back(
+        io.Spawn(client->Create(resources::kPods, "default", PodJson("default", name))));
   }
   for (int i = 0; i < kWrites; ++i) {
     Result<std::string> got = pending[static_cast<size_t>(i)].get();
@@ -115,8 +117,8 @@ TEST(ClientPipeline, AWriteWithoutAResponseTimesOut) {
   options.timeout = std::chrono::milliseconds(300);
   std::vector<std::future<Result<std::string>>> pending;
   for (int i = 0; i < 5; ++i) {
-    pending.push_back(io.Spawn(client->Create(resources::kPods, "default",
-                                              PodJson("default", "p" + std::to_string(i)), options)));
+    pending.push_back(io.Spawn(client->Create(
+        resources::kPods, "default", PodJson("default", "p" + std::to_string(i)), options)));
   }
   for (auto& p : pending) {
     Result<std::string> got = p.get();

@@ -2,12 +2,13 @@
 // creates, pass-through conditions, topology translation, and the backend
 // controller's reaction to PodGang creation and spec changes only.
 
+#include "grove/backend/copse/backend.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <set>
 
-#include "grove/backend/copse/backend.h"
 #include "tests/integration/grove/env.h"
 
 namespace copse::grove::testing {
@@ -44,8 +45,9 @@ const kube::Condition* PcsCondition(const json& pcs, std::vector<kube::Condition
 }
 
 TEST(KubeSchedulerBackend, GangSchedulingCreatesWorkloadAndPodGroup) {
-  GroveEnv env(WithScheduler(
-      "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: true\n    default: true\n"));
+  GroveEnv env(
+      WithScheduler("scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      "
+                    "GangScheduling: true\n    default: true\n"));
   env.CreateFromFile("deploy/examples/grove/simple1.yaml");
   ASSERT_TRUE(env.WaitFor([&] {
     return env.Get(kK8sPodGroups, "default", "simple1-0").has_value() &&
@@ -57,7 +59,8 @@ TEST(KubeSchedulerBackend, GangSchedulingCreatesWorkloadAndPodGroup) {
   EXPECT_EQ((*workload)["metadata"]["ownerReferences"][0]["kind"], "PodGang");
   auto pg = env.Get(kK8sPodGroups, "default", "simple1-0");
   EXPECT_EQ((*pg)["spec"]["podGroupTemplateRef"]["workload"]["workloadName"], "simple1-0");
-  for (const auto& pod : env.List(kube::resources::kPods, "default", "app.kubernetes.io/part-of=simple1")) {
+  for (const auto& pod :
+       env.List(kube::resources::kPods, "default", "app.kubernetes.io/part-of=simple1")) {
     EXPECT_EQ(pod["spec"]["schedulerName"], "default-scheduler");
     EXPECT_EQ(pod["spec"]["schedulingGroup"]["podGroupName"], "simple1-0");
   }
@@ -85,13 +88,15 @@ TEST(KubeSchedulerBackend, PassesThroughWithACondition) {
   EXPECT_EQ(c->message,
             "kube-scheduler: GangScheduling requested but not supported by this backend: workload "
             "scheduled without gang guarantees");
-  ASSERT_TRUE(env.WaitFor([&] { return env.Pods("app.kubernetes.io/part-of=simple1").size() == 9; }));
+  ASSERT_TRUE(
+      env.WaitFor([&] { return env.Pods("app.kubernetes.io/part-of=simple1").size() == 9; }));
   EXPECT_EQ(env.List(kube::resources::kPods).front()["spec"]["schedulerName"], "default-scheduler");
   EXPECT_TRUE(env.List(kCopsePodGroups).empty());
 }
 
 TEST(KaiSchedulerBackend, CreatesAKaiPodGroupPerGang) {
-  GroveEnv env(WithScheduler("scheduler:\n  profiles:\n  - name: kai-scheduler\n    default: true\n"));
+  GroveEnv env(
+      WithScheduler("scheduler:\n  profiles:\n  - name: kai-scheduler\n    default: true\n"));
   env.CreateJson(WithSchedulerName("deploy/examples/grove/multinode-disaggregated.yaml", "",
                                    {{"kai.scheduler/queue", "team-a"}}));
   ASSERT_TRUE(env.WaitFor([&] {
@@ -105,11 +110,14 @@ TEST(KaiSchedulerBackend, CreatesAKaiPodGroupPerGang) {
   EXPECT_EQ((*base)["spec"]["minSubGroup"], 2);  // prefill-0 and decode-0
   auto scaled = env.Get(kKaiPodGroups, "default", "multinode-disaggregated-0-prefill-0");
   EXPECT_EQ((*scaled)["spec"]["minMember"], 5);
-  for (const auto& pod : env.List(kube::resources::kPods, "default",
-                                  "grove.io/podclique=multinode-disaggregated-0-prefill-1-pworker")) {
+  for (const auto& pod :
+       env.List(kube::resources::kPods, "default",
+                "grove.io/podclique=multinode-disaggregated-0-prefill-1-pworker")) {
     EXPECT_EQ(pod["spec"]["schedulerName"], "kai-scheduler");
-    EXPECT_EQ(pod["metadata"]["annotations"]["pod-group-name"], "multinode-disaggregated-0-prefill-0");
-    EXPECT_EQ(Label(pod, "kai.scheduler/subgroup-name"), "multinode-disaggregated-0-prefill-1-pworker");
+    EXPECT_EQ(pod["metadata"]["annotations"]["pod-group-name"],
+              "multinode-disaggregated-0-prefill-0");
+    EXPECT_EQ(Label(pod, "kai.scheduler/subgroup-name"),
+              "multinode-disaggregated-0-prefill-1-pworker");
   }
 }
 
@@ -120,13 +128,14 @@ TEST(CopseSchedulerBackend, TranslatesTopologyConstraints) {
     "spec":{"levels":[{"domain":"zone","key":"topology.kubernetes.io/zone"},
                       {"domain":"rack","key":"copse.dev/rack"},
                       {"domain":"host","key":"kubernetes.io/hostname"}]}})");
-  json pcs = json::parse(YamlDocs(ReadSourceFile("deploy/examples/grove/multinode-disaggregated.yaml")).front());
-  pcs["spec"]["template"]["topologyConstraint"] = {{"topologyName", "dc"}, {"pack", {{"required", "zone"}}}};
+  json pcs = json::parse(
+      YamlDocs(ReadSourceFile("deploy/examples/grove/multinode-disaggregated.yaml")).front());
+  pcs["spec"]["template"]["topologyConstraint"] = {{"topologyName", "dc"},
+                                                   {"pack", {{"required", "zone"}}}};
   pcs["spec"]["template"]["podCliqueScalingGroups"][0]["topologyConstraint"] = {
       {"pack", {{"required", "rack"}, {"preferred", "host"}}}};
-  ASSERT_TRUE(env.WaitFor([&] {
-    return env.Get(api::resources::kClusterTopologyBindings, "", "dc").has_value();
-  }));
+  ASSERT_TRUE(env.WaitFor(
+      [&] { return env.Get(api::resources::kClusterTopologyBindings, "", "dc").has_value(); }));
   // Let the operator's topology cache catch up before the PodCliqueSet arrives.
   ASSERT_TRUE(env.WaitFor([&] { return env.op()->Idle(); }));
   env.CreateJson(pcs.dump());
@@ -141,17 +150,20 @@ TEST(CopseSchedulerBackend, TranslatesTopologyConstraints) {
   EXPECT_EQ((*gang)["metadata"]["annotations"]["grove.io/topology-name"], "dc");
   EXPECT_EQ((*gang)["spec"]["topologyConstraint"]["packConstraint"]["required"],
             "topology.kubernetes.io/zone");
-  EXPECT_EQ((*gang)["spec"]["topologyConstraintGroupConfigs"][0]["topologyConstraint"]["packConstraint"],
-            json({{"required", "copse.dev/rack"}, {"preferred", "kubernetes.io/hostname"}}));
+  EXPECT_EQ(
+      (*gang)["spec"]["topologyConstraintGroupConfigs"][0]["topologyConstraint"]["packConstraint"],
+      json({{"required", "copse.dev/rack"}, {"preferred", "kubernetes.io/hostname"}}));
   auto pg = env.Get(kCopsePodGroups, "default", "multinode-disaggregated-0");
   ASSERT_TRUE(pg.has_value());
   EXPECT_EQ((*pg)["spec"]["topologyConstraint"],
             json({{"topology", "dc"}, {"requiredTopologyLevel", "topology.kubernetes.io/zone"}}));
   EXPECT_EQ((*pg)["spec"]["subGroups"][0]["name"], "multinode-disaggregated-0-prefill-0");
-  EXPECT_EQ((*pg)["spec"]["subGroups"][0]["topologyConstraint"]["requiredTopologyLevel"], "copse.dev/rack");
+  EXPECT_EQ((*pg)["spec"]["subGroups"][0]["topologyConstraint"]["requiredTopologyLevel"],
+            "copse.dev/rack");
   // A scaled gang packs by its scaling group's constraint.
   auto scaled = env.Get(kCopsePodGroups, "default", "multinode-disaggregated-0-prefill-0");
-  EXPECT_EQ((*scaled)["spec"]["topologyConstraint"]["preferredTopologyLevel"], "kubernetes.io/hostname");
+  EXPECT_EQ((*scaled)["spec"]["topologyConstraint"]["preferredTopologyLevel"],
+            "kubernetes.io/hostname");
   // The copse Topology the constraints name, built from the binding's levels.
   auto topology = env.Get(kCopseTopologies, "", "dc");
   ASSERT_TRUE(topology.has_value());
@@ -177,7 +189,9 @@ class CountingBackend final : public backend::SchedulerBackend {
     }
     return inner_->SyncPodGang(gang);
   }
-  Status OnPodGangDelete(const api::PodGang& gang) override { return inner_->OnPodGangDelete(gang); }
+  Status OnPodGangDelete(const api::PodGang& gang) override {
+    return inner_->OnPodGangDelete(gang);
+  }
   Status PreparePod(nlohmann::json& pod) const override { return inner_->PreparePod(pod); }
   Result<backend::Admission> ValidatePodCliqueSet(const api::PodCliqueSet& pcs) const override {
     return inner_->ValidatePodCliqueSet(pcs);
@@ -193,14 +207,15 @@ TEST(BackendController, SyncsOnCreateAndSpecChangesOnly) {
   auto generations = std::make_shared<std::vector<int64_t>>();
   EnvOptions options;
   options.op.register_backends = [generations](backend::Registry& registry) {
-    registry.Register("copse-scheduler", [generations](const backend::SchedulerProfile& p,
-                                                       const backend::BackendContext& c)
-                                             -> Result<std::unique_ptr<backend::SchedulerBackend>> {
-      auto inner = backend::NewCopseBackend(p, c);
-      if (!inner.ok()) return inner.error();
-      return std::unique_ptr<backend::SchedulerBackend>(
-          std::make_unique<CountingBackend>(std::move(inner).value(), generations));
-    });
+    registry.Register(
+        "copse-scheduler",
+        [generations](const backend::SchedulerProfile& p, const backend::BackendContext& c)
+            -> Result<std::unique_ptr<backend::SchedulerBackend>> {
+          auto inner = backend::NewCopseBackend(p, c);
+          if (!inner.ok()) return inner.error();
+          return std::unique_ptr<backend::SchedulerBackend>(
+              std::make_unique<CountingBackend>(std::move(inner).value(), generations));
+        });
   };
   GroveEnv env(options);
   env.CreateFromFile("deploy/examples/grove/simple1.yaml");

@@ -23,16 +23,16 @@
 #include <thread>
 #include <vector>
 
+#include "apiserver/apiserver.h"
+#include "apiserver/node_simulator.h"
+#include "apiserver/store.h"
+#include "apiserver/synthetic.h"
 #include "grove/api/crds.h"
 #include "grove/api/names.h"
 #include "grove/api/types.h"
 #include "grove/api/yaml.h"
 #include "grove/operator.h"
 #include "kube/api_access.h"
-#include "apiserver/apiserver.h"
-#include "apiserver/node_simulator.h"
-#include "apiserver/store.h"
-#include "apiserver/synthetic.h"
 #include "kube/client.h"
 #include "kube/pod.h"
 
@@ -41,8 +41,10 @@ namespace copse::grove::testing {
 namespace apisrv = copse::apiserver;
 using nlohmann::json;
 
-inline const kube::ResourceRef kCopsePodGroups{"scheduling.copse.dev", "v1alpha1", "podgroups", true};
-inline const kube::ResourceRef kCopseTopologies{"scheduling.copse.dev", "v1alpha1", "topologies", false};
+inline const kube::ResourceRef kCopsePodGroups{"scheduling.copse.dev", "v1alpha1", "podgroups",
+                                               true};
+inline const kube::ResourceRef kCopseTopologies{"scheduling.copse.dev", "v1alpha1", "topologies",
+                                                false};
 inline const kube::ResourceRef kKaiPodGroups{"scheduling.run.ai", "v2alpha2", "podgroups", true};
 inline const kube::ResourceRef kWorkloads{"scheduling.k8s.io", "v1alpha2", "workloads", true};
 inline const kube::ResourceRef kK8sPodGroups{"scheduling.k8s.io", "v1alpha2", "podgroups", true};
@@ -63,24 +65,26 @@ inline std::vector<std::string> YamlDocs(const std::string& text) {
 // A minimal CRD for `group/version` `plural` (kind `kind`) with a status subresource.
 inline std::string MinimalCrd(const std::string& group, const std::string& version,
                               const std::string& plural, const std::string& kind, bool namespaced) {
-  json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
-              {"kind", "CustomResourceDefinition"},
-              {"metadata", {{"name", plural + "." + group}}},
-              {"spec",
-               {{"group", group},
-                {"names",
-                 {{"plural", plural}, {"singular", kind.empty() ? plural : ""}, {"kind", kind},
-                  {"listKind", kind + "List"}}},
-                {"scope", namespaced ? "Namespaced" : "Cluster"},
-                {"versions",
-                 json::array({{{"name", version},
-                               {"served", true},
-                               {"storage", true},
-                               {"subresources", {{"status", json::object()}}},
-                               {"schema",
-                                {{"openAPIV3Schema",
-                                  {{"type", "object"},
-                                   {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
+  json crd = {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", plural + "." + group}}},
+      {"spec",
+       {{"group", group},
+        {"names",
+         {{"plural", plural},
+          {"singular", kind.empty() ? plural : ""},
+          {"kind", kind},
+          {"listKind", kind + "List"}}},
+        {"scope", namespaced ? "Namespaced" : "Cluster"},
+        {"versions", json::array({{{"name", version},
+                                   {"served", true},
+                                   {"storage", true},
+                                   {"subresources", {{"status", json::object()}}},
+                                   {"schema",
+                                    {{"openAPIV3Schema",
+                                      {{"type", "object"},
+                                       {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
   crd["spec"]["names"]["singular"] = [&] {
     std::string s = kind;
     for (auto& c : s) c = static_cast<char>(std::tolower(c));
@@ -327,9 +331,10 @@ class GroveEnv {
   void CreateJson(const std::string& body, const std::string& ns = "default") {
     json doc = json::parse(body);
     std::string kind = doc.value("kind", "");
-    const kube::ResourceRef& ref = kind == "PodCliqueSet"             ? api::resources::kPodCliqueSets
-                                   : kind == "ClusterTopologyBinding" ? api::resources::kClusterTopologyBindings
-                                                                       : kube::resources::kPods;
+    const kube::ResourceRef& ref = kind == "PodCliqueSet" ? api::resources::kPodCliqueSets
+                                   : kind == "ClusterTopologyBinding"
+                                       ? api::resources::kClusterTopologyBindings
+                                       : kube::resources::kPods;
     auto created = TryCreate(ref, ns, body);
     ASSERT_TRUE(created.ok()) << created.error().ToString();
   }
@@ -405,12 +410,14 @@ class GroveEnv {
     std::vector<std::string> crds = api::CrdManifests();
     auto copse = YamlDocs(ReadSourceFile("deploy/crds/copse/scheduling.copse.dev_podgroups.yaml"));
     if (copse.empty()) {
-      copse.push_back(MinimalCrd("scheduling.copse.dev", "v1alpha1", "podgroups", "PodGroup", true));
+      copse.push_back(
+          MinimalCrd("scheduling.copse.dev", "v1alpha1", "podgroups", "PodGroup", true));
     }
     for (auto& c : copse) crds.push_back(c);
     auto topo = YamlDocs(ReadSourceFile("deploy/crds/copse/scheduling.copse.dev_topologies.yaml"));
     if (topo.empty()) {
-      topo.push_back(MinimalCrd("scheduling.copse.dev", "v1alpha1", "topologies", "Topology", false));
+      topo.push_back(
+          MinimalCrd("scheduling.copse.dev", "v1alpha1", "topologies", "Topology", false));
     }
     for (auto& c : topo) crds.push_back(c);
     crds.push_back(MinimalCrd("scheduling.run.ai", "v2alpha2", "podgroups", "PodGroup", true));

@@ -17,7 +17,8 @@ namespace {
 std::string InitializedReason(const json& gang) {
   if (!gang.contains("status") || !gang["status"].is_object()) return "";
   for (const auto& c : gang["status"].value("conditions", json::array())) {
-    if (c["type"] == "Initialized") return c["status"].get<std::string>() + "/" + c["reason"].get<std::string>();
+    if (c["type"] == "Initialized")
+      return c["status"].get<std::string>() + "/" + c["reason"].get<std::string>();
   }
   return "";
 }
@@ -61,7 +62,8 @@ TEST(PodGangLifecycle, WatchHistoryOrder) {
     if (e.resource == "podgangs" && name == "simple1-0") {
       if (first_gang == 0) first_gang = e.rv;
       std::string reason = InitializedReason(o);
-      if (!reason.empty() && (reasons.empty() || reasons.back() != reason)) reasons.push_back(reason);
+      if (!reason.empty() && (reasons.empty() || reasons.back() != reason))
+        reasons.push_back(reason);
       if (reason == "True/Ready" && initialized_true == 0) {
         initialized_true = e.rv;
         refs_at_initialized = o["spec"]["podgroups"];
@@ -88,7 +90,8 @@ TEST(PodGangLifecycle, WatchHistoryOrder) {
   EXPECT_LT(first_gang, first_pod) << "PodGang must exist before any pod";
   EXPECT_LT(first_podgroup, first_ungate) << "copse PodGroup must exist before a gate is lifted";
   EXPECT_LT(initialized_true, first_ungate) << "no gate may be lifted before Initialized=True";
-  EXPECT_EQ(reasons, (std::vector<std::string>{"False/PodsPending", "False/RefsSyncing", "True/Ready"}));
+  EXPECT_EQ(reasons,
+            (std::vector<std::string>{"False/PodsPending", "False/RefsSyncing", "True/Ready"}));
 
   // At Initialized=True every PodGroup lists all of its pods, sorted.
   size_t total = 0;
@@ -136,9 +139,10 @@ TEST(PodGangLifecycle, WatchHistoryOrder) {
   auto pclq = env.Get(api::resources::kPodCliques, "default", "simple1-0-pca");
   EXPECT_EQ((*pclq)["status"]["scheduledReplicas"], 3);
   EXPECT_EQ((*pclq)["status"]["scheduleGatedReplicas"], 0);
-  EXPECT_EQ((*pclq)["status"]["hpaPodSelector"],
-            "app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of=simple1,grove.io/"
-            "podclique=simple1-0-pca");
+  EXPECT_EQ(
+      (*pclq)["status"]["hpaPodSelector"],
+      "app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of=simple1,grove.io/"
+      "podclique=simple1-0-pca");
 }
 
 TEST(PodGangLifecycle, ScaledGangWaitsForTheBaseGang) {
@@ -148,7 +152,8 @@ TEST(PodGangLifecycle, ScaledGangWaitsForTheBaseGang) {
   const std::string scaled = "grove.io/podgang=multinode-disaggregated-0-prefill-0";
   ASSERT_TRUE(env.WaitFor([&] { return AllUngated(env, base, 8); }));
   ASSERT_TRUE(env.WaitFor([&] {
-    auto gang = env.Get(api::resources::kPodGangs, "default", "multinode-disaggregated-0-prefill-0");
+    auto gang =
+        env.Get(api::resources::kPodGangs, "default", "multinode-disaggregated-0-prefill-0");
     return gang && InitializedReason(*gang) == "True/Ready";
   }));
   // The scaled gang is Initialized but its base gang is not scheduled yet.
@@ -195,20 +200,20 @@ TEST(PodGangLifecycle, ScaleOutAndReplacementKeepInitialized) {
   std::string victim = *pod_names(pca).begin();
   kube::DeleteOptions now;
   now.grace_period_seconds = 0;
-  ASSERT_TRUE(env.io().Run(env.client().Delete(kube::resources::kPods, "default", victim, now)).ok());
+  ASSERT_TRUE(
+      env.io().Run(env.client().Delete(kube::resources::kPods, "default", victim, now)).ok());
   ASSERT_TRUE(env.WaitFor([&] {
     auto names = pod_names(pca);
     return names.size() == 4 && !names.count(victim) && refs_of("simple1-0-pca") == names &&
            AllUngated(env, pca, 4);
   }));
   // Scale in again: references shrink.
-  ASSERT_TRUE(env.io()
-                  .Run(env.client().UpdateScale(api::resources::kPodCliques, "default",
-                                                "simple1-0-pca", 3))
-                  .ok());
-  ASSERT_TRUE(env.WaitFor([&] {
-    return pod_names(pca).size() == 3 && refs_of("simple1-0-pca") == pod_names(pca);
-  }));
+  ASSERT_TRUE(
+      env.io()
+          .Run(env.client().UpdateScale(api::resources::kPodCliques, "default", "simple1-0-pca", 3))
+          .ok());
+  ASSERT_TRUE(env.WaitFor(
+      [&] { return pod_names(pca).size() == 3 && refs_of("simple1-0-pca") == pod_names(pca); }));
   bool seen_true = false;
   for (const auto& e : env.recorder().Events()) {
     if (e.resource != "podgangs" || e.object["metadata"]["name"] != "simple1-0") continue;

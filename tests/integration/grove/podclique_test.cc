@@ -16,7 +16,8 @@ const std::string kPca = "grove.io/podclique=simple1-0-pca";
 std::map<int, std::string> IndexToPod(GroveEnv& env, const std::string& selector) {
   std::map<int, std::string> out;
   for (const auto& pod : env.Pods(selector)) {
-    auto index = api::IndexFromHostname(pod.spec.hostname, pod.meta.labels.at("grove.io/podclique"));
+    auto index =
+        api::IndexFromHostname(pod.spec.hostname, pod.meta.labels.at("grove.io/podclique"));
     out[index.value_or(-1)] = pod.meta.name;
   }
   return out;

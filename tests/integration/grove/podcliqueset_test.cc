@@ -13,7 +13,8 @@ namespace {
 
 std::string ControllerOwner(const json& obj) {
   for (const auto& ref : obj["metadata"]["ownerReferences"]) {
-    if (ref.value("controller", false)) return ref["kind"].get<std::string>() + "/" + ref["name"].get<std::string>();
+    if (ref.value("controller", false))
+      return ref["kind"].get<std::string>() + "/" + ref["name"].get<std::string>();
   }
   return "";
 }
@@ -22,8 +23,10 @@ class SimpleSample : public ::testing::Test {
  protected:
   void SetUp() override {
     env_.CreateFromFile("deploy/examples/grove/simple1.yaml");
-    ASSERT_TRUE(env_.WaitFor([&] { return env_.Pods("app.kubernetes.io/part-of=simple1").size() == 9; }))
-        << "pods: " << env_.Pods().size();
+    ASSERT_TRUE(env_.WaitFor([&] {
+      return env_.Pods("app.kubernetes.io/part-of=simple1").size() == 9;
+    })) << "pods: "
+        << env_.Pods().size();
   }
   GroveEnv env_;
 };
@@ -44,9 +47,9 @@ TEST_F(SimpleSample, CreatesUpstreamNamedObjects) {
         << pod.meta.name;
   }
   EXPECT_EQ(per_clique, (std::map<std::string, int>{{"simple1-0-pca", 3},
-                                                   {"simple1-0-pcd", 2},
-                                                   {"simple1-0-sga-0-pcb", 2},
-                                                   {"simple1-0-sga-0-pcc", 2}}));
+                                                    {"simple1-0-pcd", 2},
+                                                    {"simple1-0-sga-0-pcb", 2},
+                                                    {"simple1-0-sga-0-pcc", 2}}));
 }
 
 TEST_F(SimpleSample, LabelsAndOwnerReferencesAreUpstreams) {
@@ -85,10 +88,9 @@ TEST_F(SimpleSample, LabelsAndOwnerReferencesAreUpstreams) {
   ASSERT_TRUE(svc.has_value());
   EXPECT_EQ((*svc)["spec"]["clusterIP"], "None");
   EXPECT_EQ((*svc)["spec"]["publishNotReadyAddresses"], true);
-  EXPECT_EQ((*svc)["spec"]["selector"],
-            json({{"app.kubernetes.io/managed-by", "grove-operator"},
-                  {"app.kubernetes.io/part-of", "simple1"},
-                  {"grove.io/podcliqueset-replica-index", "0"}}));
+  EXPECT_EQ((*svc)["spec"]["selector"], json({{"app.kubernetes.io/managed-by", "grove-operator"},
+                                              {"app.kubernetes.io/part-of", "simple1"},
+                                              {"grove.io/podcliqueset-replica-index", "0"}}));
   EXPECT_EQ(Label(*svc, "app.kubernetes.io/component"), "pcs-headless-service");
   EXPECT_EQ(ControllerOwner(*svc), "PodCliqueSet/simple1");
 
@@ -99,7 +101,8 @@ TEST_F(SimpleSample, LabelsAndOwnerReferencesAreUpstreams) {
   EXPECT_EQ(Label(*gang, "app"), "simple1");  // mirrored from the PodCliqueSet
   EXPECT_EQ(ControllerOwner(*gang), "PodCliqueSet/simple1");
   std::vector<std::pair<std::string, int>> groups;
-  for (const auto& g : (*gang)["spec"]["podgroups"]) groups.push_back({g["name"], g["minReplicas"]});
+  for (const auto& g : (*gang)["spec"]["podgroups"])
+    groups.push_back({g["name"], g["minReplicas"]});
   EXPECT_EQ(groups, (std::vector<std::pair<std::string, int>>{{"simple1-0-pca", 3},
                                                               {"simple1-0-pcd", 2},
                                                               {"simple1-0-sga-0-pcb", 2},
@@ -110,7 +113,8 @@ TEST_F(SimpleSample, LabelsAndOwnerReferencesAreUpstreams) {
 
 TEST_F(SimpleSample, PodsCarryHostnamesEnvAndLabels) {
   std::set<std::string> hostnames;
-  for (const auto& pod : env_.List(kube::resources::kPods, "default", "grove.io/podclique=simple1-0-sga-0-pcb")) {
+  for (const auto& pod :
+       env_.List(kube::resources::kPods, "default", "grove.io/podclique=simple1-0-sga-0-pcb")) {
     hostnames.insert(pod["spec"]["hostname"]);
     EXPECT_EQ(pod["spec"]["subdomain"], "simple1-0");
     std::string index = Label(pod, "grove.io/podclique-pod-index");
@@ -125,15 +129,18 @@ TEST_F(SimpleSample, PodsCarryHostnamesEnvAndLabels) {
     EXPECT_EQ(Env(pod, "GROVE_PCS_INDEX"), "0");
     EXPECT_EQ(Env(pod, "GROVE_PCLQ_NAME"), "simple1-0-sga-0-pcb");
     EXPECT_EQ(Env(pod, "GROVE_HEADLESS_SERVICE"), "simple1-0.default.svc.cluster.local");
-    EXPECT_EQ(Env(pod, "GROVE_PCLQ_POD_INDEX"), "fieldRef:metadata.labels['grove.io/podclique-pod-index']");
-    EXPECT_EQ(Env(pod, "GROVE_PCSG_NAME"), "fieldRef:metadata.labels['grove.io/podcliquescalinggroup']");
+    EXPECT_EQ(Env(pod, "GROVE_PCLQ_POD_INDEX"),
+              "fieldRef:metadata.labels['grove.io/podclique-pod-index']");
+    EXPECT_EQ(Env(pod, "GROVE_PCSG_NAME"),
+              "fieldRef:metadata.labels['grove.io/podcliquescalinggroup']");
     EXPECT_EQ(Env(pod, "GROVE_PCSG_INDEX"),
               "fieldRef:metadata.labels['grove.io/podcliquescalinggroup-replica-index']");
     EXPECT_EQ(Env(pod, "GROVE_PCSG_TEMPLATE_NUM_PODS"), "4");
     EXPECT_EQ(ControllerOwner(pod), "PodClique/simple1-0-sga-0-pcb");
   }
   EXPECT_EQ(hostnames, (std::set<std::string>{"simple1-0-sga-0-pcb-0", "simple1-0-sga-0-pcb-1"}));
-  for (const auto& pod : env_.List(kube::resources::kPods, "default", "grove.io/podclique=simple1-0-pca")) {
+  for (const auto& pod :
+       env_.List(kube::resources::kPods, "default", "grove.io/podclique=simple1-0-pca")) {
     EXPECT_EQ(Env(pod, "GROVE_PCSG_NAME"), "<unset>");  // standalone clique
   }
 }
@@ -143,7 +150,8 @@ TEST_F(SimpleSample, ScalingTheGroupAddsAScaledGang) {
   auto scaled = env_.io().Run(env_.client().UpdateScale(api::resources::kPodCliqueScalingGroups,
                                                         "default", "simple1-0-sga", 2));
   ASSERT_TRUE(scaled.ok()) << scaled.error().ToString();
-  ASSERT_TRUE(env_.WaitFor([&] { return env_.Pods("app.kubernetes.io/part-of=simple1").size() == 13; }));
+  ASSERT_TRUE(
+      env_.WaitFor([&] { return env_.Pods("app.kubernetes.io/part-of=simple1").size() == 13; }));
   EXPECT_EQ(env_.Names(api::resources::kPodGangs),
             (std::vector<std::string>{"simple1-0", "simple1-0-sga-0"}));
   auto pcb1 = env_.Get(api::resources::kPodCliques, "default", "simple1-0-sga-1-pcb");
@@ -168,18 +176,23 @@ TEST_F(SimpleSample, ScalingThePodCliqueSetAddsAReplica) {
   auto scaled = env_.io().Run(
       env_.client().UpdateScale(api::resources::kPodCliqueSets, "default", "simple1", 2));
   ASSERT_TRUE(scaled.ok()) << scaled.error().ToString();
-  ASSERT_TRUE(env_.WaitFor([&] { return env_.Pods("app.kubernetes.io/part-of=simple1").size() == 18; }));
-  EXPECT_EQ(env_.Names(api::resources::kPodGangs), (std::vector<std::string>{"simple1-0", "simple1-1"}));
+  ASSERT_TRUE(
+      env_.WaitFor([&] { return env_.Pods("app.kubernetes.io/part-of=simple1").size() == 18; }));
+  EXPECT_EQ(env_.Names(api::resources::kPodGangs),
+            (std::vector<std::string>{"simple1-0", "simple1-1"}));
   EXPECT_TRUE(env_.Get(api::resources::kPodCliques, "default", "simple1-1-sga-0-pcc").has_value());
   EXPECT_TRUE(env_.Get(kube::resources::kServices, "default", "simple1-1").has_value());
   // The scale subresources carry the selectors HPA and KEDA need.
   ASSERT_TRUE(env_.WaitFor([&] {
-    auto scale = env_.io().Run(env_.client().GetScale(api::resources::kPodCliqueSets, "default", "simple1"));
+    auto scale =
+        env_.io().Run(env_.client().GetScale(api::resources::kPodCliqueSets, "default", "simple1"));
     return scale.ok() && scale->status_replicas == 2;
   }));
-  auto pcs_scale = env_.io().Run(env_.client().GetScale(api::resources::kPodCliqueSets, "default", "simple1"));
+  auto pcs_scale =
+      env_.io().Run(env_.client().GetScale(api::resources::kPodCliqueSets, "default", "simple1"));
   ASSERT_TRUE(pcs_scale.ok());
-  EXPECT_EQ(pcs_scale->selector, "app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of=simple1");
+  EXPECT_EQ(pcs_scale->selector,
+            "app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of=simple1");
   auto pcsg_scale = env_.io().Run(
       env_.client().GetScale(api::resources::kPodCliqueScalingGroups, "default", "simple1-1-sga"));
   ASSERT_TRUE(pcsg_scale.ok());
@@ -189,11 +202,12 @@ TEST_F(SimpleSample, ScalingThePodCliqueSetAddsAReplica) {
         env_.client().GetScale(api::resources::kPodCliques, "default", "simple1-1-pca"));
     return scale.ok() && !scale->selector.empty();
   }));
-  auto pclq_scale =
-      env_.io().Run(env_.client().GetScale(api::resources::kPodCliques, "default", "simple1-1-pca"));
-  EXPECT_EQ(pclq_scale->selector,
-            "app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of=simple1,grove.io/"
-            "podclique=simple1-1-pca");
+  auto pclq_scale = env_.io().Run(
+      env_.client().GetScale(api::resources::kPodCliques, "default", "simple1-1-pca"));
+  EXPECT_EQ(
+      pclq_scale->selector,
+      "app.kubernetes.io/managed-by=grove-operator,app.kubernetes.io/part-of=simple1,grove.io/"
+      "podclique=simple1-1-pca");
   auto back = env_.io().Run(
       env_.client().UpdateScale(api::resources::kPodCliqueSets, "default", "simple1", 1));
   ASSERT_TRUE(back.ok());
@@ -216,13 +230,12 @@ TEST(DisaggregatedSample, CreatesBaseAndScaledGangs) {
             (std::vector<std::string>{"multinode-disaggregated-0-decode",
                                       "multinode-disaggregated-0-prefill"}));
   EXPECT_EQ(env.Names(api::resources::kPodCliques),
-            (std::vector<std::string>{
-                "multinode-disaggregated-0-decode-0-dleader",
-                "multinode-disaggregated-0-decode-0-dworker",
-                "multinode-disaggregated-0-prefill-0-pleader",
-                "multinode-disaggregated-0-prefill-0-pworker",
-                "multinode-disaggregated-0-prefill-1-pleader",
-                "multinode-disaggregated-0-prefill-1-pworker"}));
+            (std::vector<std::string>{"multinode-disaggregated-0-decode-0-dleader",
+                                      "multinode-disaggregated-0-decode-0-dworker",
+                                      "multinode-disaggregated-0-prefill-0-pleader",
+                                      "multinode-disaggregated-0-prefill-0-pworker",
+                                      "multinode-disaggregated-0-prefill-1-pleader",
+                                      "multinode-disaggregated-0-prefill-1-pworker"}));
   EXPECT_EQ(env.Names(api::resources::kPodGangs),
             (std::vector<std::string>{"multinode-disaggregated-0",
                                       "multinode-disaggregated-0-prefill-0"}));
@@ -233,13 +246,16 @@ TEST(DisaggregatedSample, CreatesBaseAndScaledGangs) {
                                                    "multinode-disaggregated-0-prefill-0-pworker",
                                                    "multinode-disaggregated-0-decode-0-dleader",
                                                    "multinode-disaggregated-0-decode-0-dworker"}));
-  auto scaled = env.Get(api::resources::kPodGangs, "default", "multinode-disaggregated-0-prefill-0");
+  auto scaled =
+      env.Get(api::resources::kPodGangs, "default", "multinode-disaggregated-0-prefill-0");
   std::vector<std::string> scaled_groups;
   for (const auto& g : (*scaled)["spec"]["podgroups"]) scaled_groups.push_back(g["name"]);
-  EXPECT_EQ(scaled_groups, (std::vector<std::string>{"multinode-disaggregated-0-prefill-1-pleader",
-                                                     "multinode-disaggregated-0-prefill-1-pworker"}));
-  for (const auto& pod : env.List(kube::resources::kPods, "default",
-                                  "grove.io/podclique=multinode-disaggregated-0-prefill-1-pworker")) {
+  EXPECT_EQ(scaled_groups,
+            (std::vector<std::string>{"multinode-disaggregated-0-prefill-1-pleader",
+                                      "multinode-disaggregated-0-prefill-1-pworker"}));
+  for (const auto& pod :
+       env.List(kube::resources::kPods, "default",
+                "grove.io/podclique=multinode-disaggregated-0-prefill-1-pworker")) {
     EXPECT_EQ(Label(pod, "grove.io/podgang"), "multinode-disaggregated-0-prefill-0");
     EXPECT_EQ(Label(pod, "grove.io/podcliquescalinggroup-replica-index"), "1");
     EXPECT_EQ(Env(pod, "GROVE_PCSG_TEMPLATE_NUM_PODS"), "5");

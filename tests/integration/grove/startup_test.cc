@@ -23,15 +23,17 @@ std::string OrderedPcs(const std::string& startup, bool explicit_deps) {
                 {"template",
                  {{"cliqueStartupType", startup},
                   {"cliques", json::array()},
-                  {"podCliqueScalingGroups",
-                   json::array({{{"name", "sg"}, {"cliqueNames", {"c"}}, {"replicas", 2},
-                                 {"minAvailable", 1}}})}}}}}};
+                  {"podCliqueScalingGroups", json::array({{{"name", "sg"},
+                                                           {"cliqueNames", {"c"}},
+                                                           {"replicas", 2},
+                                                           {"minAvailable", 1}}})}}}}}};
   auto clique = [](const std::string& name, int replicas, json starts_after) {
-    json c = {{"name", name},
-              {"spec",
-               {{"roleName", name},
-                {"replicas", replicas},
-                {"podSpec", {{"containers", json::array({{{"name", name}, {"image", "busybox"}}})}}}}}};
+    json c = {
+        {"name", name},
+        {"spec",
+         {{"roleName", name},
+          {"replicas", replicas},
+          {"podSpec", {{"containers", json::array({{{"name", name}, {"image", "busybox"}}})}}}}}};
     if (!starts_after.empty()) c["spec"]["startsAfter"] = starts_after;
     return c;
   };
@@ -104,7 +106,8 @@ TEST(StartupOrder, InOrderStartsCliquesInTemplateOrder) {
   const std::string sel = "app.kubernetes.io/part-of=ordered";
   ASSERT_TRUE(env.WaitFor([&] { return env.Pods(sel).size() == 6; }));
   auto args_of = [&](const std::string& pclq) {
-    return InitcArgs(env.List(kube::resources::kPods, "default", "grove.io/podclique=" + pclq).front());
+    return InitcArgs(
+        env.List(kube::resources::kPods, "default", "grove.io/podclique=" + pclq).front());
   };
   EXPECT_TRUE(args_of("ordered-0-a").empty());
   EXPECT_EQ(args_of("ordered-0-b"), std::vector<std::string>{"--podcliques=ordered-0-a:2"});
@@ -141,12 +144,14 @@ TEST(StartupOrder, ExplicitStartsAfterAndTheInitcWait) {
     }
     return true;
   }));
-  auto c_pod = env.List(kube::resources::kPods, "default", "grove.io/podclique=ordered-0-sg-0-c").front();
+  auto c_pod =
+      env.List(kube::resources::kPods, "default", "grove.io/podclique=ordered-0-sg-0-c").front();
   EXPECT_EQ(InitcArgs(c_pod), std::vector<std::string>{"--podcliques=ordered-0-a:2,ordered-0-b:2"});
   auto deps = initc::ParsePodCliques(InitcArgs(c_pod));
   ASSERT_TRUE(deps.ok());
   // `copse initc` for c waits until a and b each have 2 Ready pods.
-  auto waiting = env.io().Spawn(initc::Wait(env.client_ptr(), "default", *deps, std::chrono::seconds(30)));
+  auto waiting =
+      env.io().Spawn(initc::Wait(env.client_ptr(), "default", *deps, std::chrono::seconds(30)));
   ASSERT_TRUE(env.BindUntilReady("grove.io/podclique=ordered-0-a", 2));
   EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout)
       << "initc returned before b was Ready";
@@ -159,7 +164,8 @@ TEST(StartupOrder, ExplicitStartsAfterAndTheInitcWait) {
 TEST(StartupOrder, AnyOrderHasNoInitContainer) {
   GroveEnv env(WithInitcImage());
   env.CreateJson(OrderedPcs("CliqueStartupTypeAnyOrder", false));
-  ASSERT_TRUE(env.WaitFor([&] { return env.Pods("app.kubernetes.io/part-of=ordered").size() == 6; }));
+  ASSERT_TRUE(
+      env.WaitFor([&] { return env.Pods("app.kubernetes.io/part-of=ordered").size() == 6; }));
   for (const auto& pod : env.List(kube::resources::kPods)) EXPECT_TRUE(InitcArgs(pod).empty());
 }
 
@@ -168,10 +174,12 @@ TEST(Initc, ParsesTheFlag) {
   EXPECT_FALSE(deps.ok());
   auto ok = initc::ParsePodCliques({"pcs-0-a:2,pcs-0-sg-0-b:1", "pcs-0-c:3"});
   ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(*ok, (std::vector<initc::Dependency>{{"pcs-0-a", 2}, {"pcs-0-sg-0-b", 1}, {"pcs-0-c", 3}}));
+  EXPECT_EQ(*ok,
+            (std::vector<initc::Dependency>{{"pcs-0-a", 2}, {"pcs-0-sg-0-b", 1}, {"pcs-0-c", 3}}));
   auto bad = initc::ParsePodCliques({"pcs-0-a:two"});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message, "--podcliques: \"pcs-0-a:two\": minAvailable must be a non-negative integer");
+  EXPECT_EQ(bad.error().message,
+            "--podcliques: \"pcs-0-a:two\": minAvailable must be a non-negative integer");
 }
 
 }  // namespace

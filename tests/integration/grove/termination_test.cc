@@ -69,8 +69,8 @@ class GangTermination : public ::testing::Test {
     auto pcs = env_.Get(api::resources::kPodCliqueSets, "default", "simple1");
     ASSERT_TRUE(pcs.has_value());
     (*pcs)["metadata"]["labels"]["poke"] = marker;
-    auto updated = env_.io().Run(env_.client().Update(api::resources::kPodCliqueSets, "default",
-                                                      "simple1", pcs->dump()));
+    auto updated = env_.io().Run(
+        env_.client().Update(api::resources::kPodCliqueSets, "default", "simple1", pcs->dump()));
     ASSERT_TRUE(updated.ok()) << updated.error().ToString();
     ASSERT_TRUE(env_.WaitFor([&] {
       auto gang = env_.Get(api::resources::kPodGangs, "default", "simple1-0");
@@ -144,7 +144,8 @@ TEST_F(GangTermination, BreachedScaledReplicaIsRecreatedAlone) {
   // The scaling group still has minAvailable replicas: the PodCliqueSet replica stays.
   auto pcsg = env_.Get(api::resources::kPodCliqueScalingGroups, "default", "simple1-0-sga");
   auto decoded = api::PodCliqueScalingGroup::Decode(pcsg->dump());
-  const kube::Condition* c = kube::FindCondition(decoded->status.conditions, "MinAvailableBreached");
+  const kube::Condition* c =
+      kube::FindCondition(decoded->status.conditions, "MinAvailableBreached");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->status, "False");
 }

@@ -55,7 +55,8 @@ TEST(Updates, RollingRecreateReplacesOnePodAtATime) {
       if (image != "nginx:1.27" || before.count(name)) return false;
     }
     auto pclq = env.Get(api::resources::kPodCliques, "default", "simple1-0-pcd");
-    return pclq && StatusInt(*pclq, "readyReplicas") == 2 && StatusInt(*pclq, "updatedReplicas") == 2;
+    return pclq && StatusInt(*pclq, "readyReplicas") == 2 &&
+           StatusInt(*pclq, "updatedReplicas") == 2;
   }));
   // Never were both old pods gone before a replacement was Ready: deletions of
   // outdated pods are separated by a Ready replacement.
@@ -68,7 +69,8 @@ TEST(Updates, RollingRecreateReplacesOnePodAtATime) {
                     e.type == apisrv::WatchEventType::kDeleted;
     if (before.count(name) && deleting && e.type != apisrv::WatchEventType::kDeleted) {
       if (++old_deleted == 2) {
-        EXPECT_GE(replacements_ready.size(), 1u) << "second old pod deleted before a replacement was Ready";
+        EXPECT_GE(replacements_ready.size(), 1u)
+            << "second old pod deleted before a replacement was Ready";
       }
     }
     if (!before.count(name)) {
@@ -99,7 +101,8 @@ TEST(Updates, OnDeleteWaitsForTheUser) {
   kube::DeleteOptions now;
   now.grace_period_seconds = 0;
   std::string victim = before.begin()->first;
-  ASSERT_TRUE(env.io().Run(env.client().Delete(kube::resources::kPods, "default", victim, now)).ok());
+  ASSERT_TRUE(
+      env.io().Run(env.client().Delete(kube::resources::kPods, "default", victim, now)).ok());
   ASSERT_TRUE(env.WaitFor([&] {
     auto images = ImageByPod(env, kPcd);
     int updated = 0;
@@ -117,17 +120,21 @@ TEST(Validation, WithoutAWebhookInvalidPodCliqueSetsCreateNothing) {
   good["metadata"]["name"] = "simple2";
   env.CreateJson(good.dump());
   // The valid one is reconciled; by then the invalid one (created first) was seen too.
-  ASSERT_TRUE(env.WaitFor([&] { return env.Pods("app.kubernetes.io/part-of=simple2").size() == 9; }));
+  ASSERT_TRUE(
+      env.WaitFor([&] { return env.Pods("app.kubernetes.io/part-of=simple2").size() == 9; }));
   ASSERT_TRUE(env.WaitFor([&] { return env.op()->Idle(); }));
-  EXPECT_TRUE(env.List(api::resources::kPodCliques, "default", "app.kubernetes.io/part-of=simple1").empty());
-  EXPECT_TRUE(env.List(api::resources::kPodGangs, "default", "app.kubernetes.io/part-of=simple1").empty());
+  EXPECT_TRUE(env.List(api::resources::kPodCliques, "default", "app.kubernetes.io/part-of=simple1")
+                  .empty());
+  EXPECT_TRUE(
+      env.List(api::resources::kPodGangs, "default", "app.kubernetes.io/part-of=simple1").empty());
   EXPECT_TRUE(env.Pods("app.kubernetes.io/part-of=simple1").empty());
   // The operator's admission names the field.
   auto admitted = env.op()->ValidatePodCliqueSet(bad.dump());
   ASSERT_FALSE(admitted.ok());
-  EXPECT_EQ(admitted.error().message,
-            "PodCliqueSet.grove.io \"simple1\" is invalid: spec.template.cliques[1].spec.minAvailable: "
-            "Invalid value: 5: minAvailable must not be greater than replicas");
+  EXPECT_EQ(
+      admitted.error().message,
+      "PodCliqueSet.grove.io \"simple1\" is invalid: spec.template.cliques[1].spec.minAvailable: "
+      "Invalid value: 5: minAvailable must not be greater than replicas");
 }
 
 }  // namespace

@@ -3,9 +3,10 @@
 // ValidatingWebhookConfiguration, so invalid PodCliqueSets are rejected with
 // field-named messages and nothing is created.
 
+#include "grove/webhook/webhook.h"
+
 #include <gtest/gtest.h>
 
-#include "grove/webhook/webhook.h"
 #include "apiserver/admission.h"
 #include "tests/integration/grove/env.h"
 
@@ -48,7 +49,8 @@ class Webhook : public ::testing::Test {
 };
 
 TEST_F(Webhook, AnswersAdmissionReviews) {
-  auto denied = webhook::HandleAdmissionReview(Review("CREATE", WithNodeName(Sample())).dump(), Validator());
+  auto denied =
+      webhook::HandleAdmissionReview(Review("CREATE", WithNodeName(Sample())).dump(), Validator());
   ASSERT_TRUE(denied.ok());
   json response = json::parse(*denied)["response"];
   EXPECT_EQ(response["uid"], "u-1");
@@ -62,16 +64,18 @@ TEST_F(Webhook, AnswersAdmissionReviews) {
 
   json changed = Sample();
   changed["spec"]["template"]["cliqueStartupType"] = "CliqueStartupTypeInOrder";
-  auto update = webhook::HandleAdmissionReview(Review("UPDATE", changed, Sample()).dump(), Validator());
+  auto update =
+      webhook::HandleAdmissionReview(Review("UPDATE", changed, Sample()).dump(), Validator());
   json update_response = json::parse(*update)["response"];
   EXPECT_EQ(update_response["allowed"], false);
   EXPECT_NE(update_response["status"]["message"].get<std::string>().find(
                 "spec.template.cliqueStartupType: Forbidden: field is immutable"),
             std::string::npos);
 
-  EXPECT_EQ(json::parse(*webhook::HandleAdmissionReview(Review("DELETE", WithNodeName(Sample())).dump(),
-                                                        Validator()))["response"]["allowed"],
-            true);
+  EXPECT_EQ(
+      json::parse(*webhook::HandleAdmissionReview(Review("DELETE", WithNodeName(Sample())).dump(),
+                                                  Validator()))["response"]["allowed"],
+      true);
   EXPECT_FALSE(webhook::HandleAdmissionReview("{\"kind\":\"Pod\"}", Validator()).ok());
 }
 
@@ -83,10 +87,9 @@ TEST_F(Webhook, ServesHttps) {
   config.ca_pem = (*server)->ca_pem();
   auto client = kube::Client::Create(config, env_.io().executor());
   ASSERT_TRUE(client.ok()) << client.error().ToString();
-  auto response = env_.io().Run((*client)->Request(kube::HttpMethod::kPost,
-                                                   std::string(webhook::kValidatePath),
-                                                   Review("CREATE", WithNodeName(Sample())).dump(),
-                                                   "application/json"));
+  auto response = env_.io().Run(
+      (*client)->Request(kube::HttpMethod::kPost, std::string(webhook::kValidatePath),
+                         Review("CREATE", WithNodeName(Sample())).dump(), "application/json"));
   ASSERT_TRUE(response.ok()) << response.error().ToString();
   EXPECT_EQ(response->status, 200);
   EXPECT_EQ(json::parse(response->body)["response"]["status"]["message"], kNodeNameError);
@@ -100,34 +103,38 @@ TEST_F(Webhook, EmbeddedApiServerCallsTheRegisteredWebhook) {
   auto server = webhook::Server::Start(Validator(), webhook::ServerOptions());
   ASSERT_TRUE(server.ok()) << server.error().ToString();
   ASSERT_TRUE(apiserver::InstallAdmissionRegistration(env_.store()).ok());
-  std::string configuration = webhook::ValidatingWebhookConfiguration(
-      "copse-grove", (*server)->url(), (*server)->ca_pem());
+  std::string configuration =
+      webhook::ValidatingWebhookConfiguration("copse-grove", (*server)->url(), (*server)->ca_pem());
   auto registered = env_.TryCreate(apiserver::kValidatingWebhookConfigurations, "", configuration);
   ASSERT_TRUE(registered.ok()) << registered.error().ToString();
 
   // Invalid: rejected with the field-named message, nothing created.
-  auto rejected = env_.TryCreate(api::resources::kPodCliqueSets, "default", WithNodeName(Sample()).dump());
+  auto rejected =
+      env_.TryCreate(api::resources::kPodCliqueSets, "default", WithNodeName(Sample()).dump());
   ASSERT_FALSE(rejected.ok());
   EXPECT_EQ(rejected.error().code, ErrorCode::kInvalid);
   EXPECT_EQ(rejected.error().http_status, 422);
-  EXPECT_EQ(rejected.error().message,
-            std::string("admission webhook \"validate.podcliqueset.grove.io\" denied the request: ") +
-                kNodeNameError);
+  EXPECT_EQ(
+      rejected.error().message,
+      std::string("admission webhook \"validate.podcliqueset.grove.io\" denied the request: ") +
+          kNodeNameError);
   EXPECT_FALSE(env_.Get(api::resources::kPodCliqueSets, "default", "simple1").has_value());
 
   // Valid: admitted and reconciled.
   auto created = env_.TryCreate(api::resources::kPodCliqueSets, "default", Sample().dump());
   ASSERT_TRUE(created.ok()) << created.error().ToString();
-  ASSERT_TRUE(env_.WaitFor([&] { return env_.Pods("app.kubernetes.io/part-of=simple1").size() == 9; }));
+  ASSERT_TRUE(
+      env_.WaitFor([&] { return env_.Pods("app.kubernetes.io/part-of=simple1").size() == 9; }));
 
   // Updates go through the webhook too: PUT and (as kubectl apply does) PATCH.
   json current = json::parse(*created);
   current["spec"]["template"]["cliqueStartupType"] = "CliqueStartupTypeExplicit";
-  auto put = env_.io().Run(env_.client().Update(api::resources::kPodCliqueSets, "default", "simple1",
-                                                current.dump()));
+  auto put = env_.io().Run(
+      env_.client().Update(api::resources::kPodCliqueSets, "default", "simple1", current.dump()));
   ASSERT_FALSE(put.ok());
-  EXPECT_NE(put.error().message.find("spec.template.cliqueStartupType: Forbidden: field is immutable"),
-            std::string::npos)
+  EXPECT_NE(
+      put.error().message.find("spec.template.cliqueStartupType: Forbidden: field is immutable"),
+      std::string::npos)
       << put.error().message;
   auto patch = env_.io().Run(env_.client().Patch(
       api::resources::kPodCliqueSets, "default", "simple1", kube::PatchType::kMerge,
@@ -137,9 +144,9 @@ TEST_F(Webhook, EmbeddedApiServerCallsTheRegisteredWebhook) {
             std::string::npos)
       << patch.error().message;
   // A valid scale-out is admitted.
-  auto scaled = env_.io().Run(env_.client().Patch(api::resources::kPodCliqueSets, "default",
-                                                  "simple1", kube::PatchType::kMerge,
-                                                  R"({"spec":{"replicas":2}})"));
+  auto scaled =
+      env_.io().Run(env_.client().Patch(api::resources::kPodCliqueSets, "default", "simple1",
+                                        kube::PatchType::kMerge, R"({"spec":{"replicas":2}})"));
   EXPECT_TRUE(scaled.ok()) << scaled.error().ToString();
   // Pods are not sent to the webhook (its rules name podcliquesets only).
   EXPECT_TRUE(env_.TryCreate(kube::resources::kPods, "default",
@@ -149,16 +156,16 @@ TEST_F(Webhook, EmbeddedApiServerCallsTheRegisteredWebhook) {
 
   // failurePolicy Fail: an unreachable webhook rejects writes it matches.
   (*server)->Stop();
-  auto unreachable = env_.TryCreate(api::resources::kPodCliqueSets, "default",
-                                    [] {
-                                      json other = Sample();
-                                      other["metadata"]["name"] = "other";
-                                      return other.dump();
-                                    }());
+  auto unreachable = env_.TryCreate(api::resources::kPodCliqueSets, "default", [] {
+    json other = Sample();
+    other["metadata"]["name"] = "other";
+    return other.dump();
+  }());
   ASSERT_FALSE(unreachable.ok());
   EXPECT_EQ(unreachable.error().http_status, 500);
-  EXPECT_NE(unreachable.error().message.find("failed calling webhook \"validate.podcliqueset.grove.io\""),
-            std::string::npos);
+  EXPECT_NE(
+      unreachable.error().message.find("failed calling webhook \"validate.podcliqueset.grove.io\""),
+      std::string::npos);
 }
 
 TEST(WebhookBackends, KaiRejectsAPodCliqueSetWithoutAQueue) {

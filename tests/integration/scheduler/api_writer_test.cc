@@ -3,6 +3,8 @@
 // exactly once, and Drain waits for the queued ones too; events yield to
 // binds.
 
+#include "scheduler/api_writer.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "kube/client.h"
-#include "scheduler/api_writer.h"
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
@@ -145,7 +146,8 @@ TEST_F(ApiWriterIntegration, EventsWaitForBindingToBeQuiet) {
   }
   ASSERT_EQ(writer.stats().binds_ok, static_cast<uint64_t>(kPods / 2));
   // Binding is idle now; the second wave comes within the quiet time.
-  for (int i = kPods / 2; i < kPods; ++i) writer.Bind(ids[static_cast<size_t>(i)], "n", [](Status) {});
+  for (int i = kPods / 2; i < kPods; ++i)
+    writer.Bind(ids[static_cast<size_t>(i)], "n", [](Status) {});
   ASSERT_TRUE(writer.Drain(std::chrono::seconds(30)));
   EXPECT_EQ(writer.stats().events_sent, static_cast<uint64_t>(kPods / 2));
 
@@ -154,7 +156,8 @@ TEST_F(ApiWriterIntegration, EventsWaitForBindingToBeQuiet) {
   const auto events = EventRvs();
   ASSERT_EQ(events.size(), static_cast<size_t>(kPods / 2));
   for (const auto& [i, rv] : events) {
-    EXPECT_GT(rv, last_bind_rv) << "the event of p-" << i << " was written between two waves of binds";
+    EXPECT_GT(rv, last_bind_rv) << "the event of p-" << i
+                                << " was written between two waves of binds";
   }
 }
 

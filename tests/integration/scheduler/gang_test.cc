@@ -80,23 +80,24 @@ TEST(GangIntegration, TwoHundredRandomGangsAreAllOrNothing) {
     min_count[name] = min;
     cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson(name, min));
     for (int i = 0; i < size; ++i) {
-      cluster.Create(kPods, "default",
-                     PodJson(Member(name, name + "-" + std::to_string(i), "1")));
+      cluster.Create(kPods, "default", PodJson(Member(name, name + "-" + std::to_string(i), "1")));
     }
   }
   // Quiescent: nothing assumed in flight, and every group's PodGroupScheduled
   // agrees with its bound members (True exactly when >= minCount are bound).
-  ASSERT_TRUE(WaitUntil([&] {
-    if (cluster.scheduler()->stats().assumed_pods != 0) return false;
-    const auto bound = BoundPerGroup(cluster.Pods());
-    for (const auto& [name, min] : min_count) {
-      kube::PodGroup group;
-      const kube::Condition* c = GroupCondition(cluster, name, &group);
-      const int n = bound.contains(name) ? bound.at(name) : 0;
-      if (c == nullptr || (c->status == "True") != (n >= min)) return false;
-    }
-    return true;
-  }, std::chrono::seconds(120)));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        if (cluster.scheduler()->stats().assumed_pods != 0) return false;
+        const auto bound = BoundPerGroup(cluster.Pods());
+        for (const auto& [name, min] : min_count) {
+          kube::PodGroup group;
+          const kube::Condition* c = GroupCondition(cluster, name, &group);
+          const int n = bound.contains(name) ? bound.at(name) : 0;
+          if (c == nullptr || (c->status == "True") != (n >= min)) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(120)));
   const auto pods = cluster.Pods();
   for (const std::string& p : CheckInvariants(cluster.Nodes(), pods)) ADD_FAILURE() << p;
   const auto bound = BoundPerGroup(pods);
@@ -149,10 +150,12 @@ TEST(GangIntegration, TwoGangsNeedingSixtyPercentEach) {
 }
 
 void PriorityClasses(Cluster& cluster) {
-  cluster.Create(kube::resources::kPriorityClasses, "",
-                 R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"low"},"value":10})");
-  cluster.Create(kube::resources::kPriorityClasses, "",
-                 R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"high"},"value":1000})");
+  cluster.Create(
+      kube::resources::kPriorityClasses, "",
+      R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"low"},"value":10})");
+  cluster.Create(
+      kube::resources::kPriorityClasses, "",
+      R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"high"},"value":1000})");
 }
 
 // 4 nodes x 4 cpu, each full of four 1-cpu low-priority pods.
@@ -231,12 +234,14 @@ TEST(GangIntegration, VictimGangWithDisruptionModePodGroupIsEvictedWhole) {
   PriorityClasses(cluster);
   AddNodes(cluster, 2, "2");
   cluster.StartScheduler();
-  cluster.Create(kube::resources::kPodGroups, "default",
-                 PodGroupJson("victim", 2, R"(,"disruptionMode":"PodGroup","priorityClassName":"low")"));
+  cluster.Create(
+      kube::resources::kPodGroups, "default",
+      PodGroupJson("victim", 2, R"(,"disruptionMode":"PodGroup","priorityClassName":"low")"));
   for (int i = 0; i < 2; ++i) {
     PodSpecOptions p = Member("victim", "victim-" + std::to_string(i), "1");
     p.priority_class = "low";
-    p.extra_spec += R"(,"nodeSelector":{"kubernetes.io/hostname":"node-)" + std::to_string(i) + "\"}";
+    p.extra_spec +=
+        R"(,"nodeSelector":{"kubernetes.io/hostname":"node-)" + std::to_string(i) + "\"}";
     cluster.Create(kPods, "default", PodJson(p));
   }
   for (int i = 0; i < 2; ++i) {
@@ -244,7 +249,8 @@ TEST(GangIntegration, VictimGangWithDisruptionModePodGroupIsEvictedWhole) {
     p.name = "solo-" + std::to_string(i);
     p.cpu = "1";
     p.priority_class = "low";
-    p.extra_spec = R"(,"nodeSelector":{"kubernetes.io/hostname":"node-)" + std::to_string(i) + "\"}";
+    p.extra_spec =
+        R"(,"nodeSelector":{"kubernetes.io/hostname":"node-)" + std::to_string(i) + "\"}";
     cluster.Create(kPods, "default", PodJson(p));
   }
   ASSERT_TRUE(WaitUntil([&] {
@@ -281,16 +287,19 @@ TEST(GangIntegration, GangsCompleteDespiteRandomBindFailures) {
     min_count[name] = 3;
     cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson(name, 3));
     for (int i = 0; i < 4; ++i) {
-      cluster.Create(kPods, "default", PodJson(Member(name, name + "-" + std::to_string(i), "500m")));
+      cluster.Create(kPods, "default",
+                     PodJson(Member(name, name + "-" + std::to_string(i), "500m")));
     }
   }
-  ASSERT_TRUE(WaitUntil([&] {
-    const auto bound = BoundPerGroup(cluster.Pods());
-    for (const auto& [name, min] : min_count) {
-      if (!bound.contains(name) || bound.at(name) < min) return false;
-    }
-    return true;
-  }, std::chrono::seconds(120)));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        const auto bound = BoundPerGroup(cluster.Pods());
+        for (const auto& [name, min] : min_count) {
+          if (!bound.contains(name) || bound.at(name) < min) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(120)));
   EXPECT_GT(cluster.scheduler()->stats().bind_failures, 0u) << "the failure injection ran";
   for (const std::string& p : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << p;
 }
@@ -324,8 +333,8 @@ namespace {
 
 bool HasProtection(Cluster& cluster, const std::string& name) {
   auto got = cluster.store().Get(kube::resources::kPodGroups, "default", name);
-  return got.ok() && (*got)->json.find(std::string(kube::kPodGroupProtectionFinalizer)) !=
-                         std::string::npos;
+  return got.ok() &&
+         (*got)->json.find(std::string(kube::kPodGroupProtectionFinalizer)) != std::string::npos;
 }
 
 TEST(GangIntegration, FinalizerProtectsAScheduledGroupUntilItsMembersAreGone) {
@@ -341,7 +350,8 @@ TEST(GangIntegration, FinalizerProtectsAScheduledGroupUntilItsMembersAreGone) {
   for (int i = 0; i < 2; ++i) {
     api::DeleteOptions options;
     options.grace_period_seconds = 0;
-    ASSERT_TRUE(cluster.store().Delete(kPods, "default", "kept-" + std::to_string(i), options).ok());
+    ASSERT_TRUE(
+        cluster.store().Delete(kPods, "default", "kept-" + std::to_string(i), options).ok());
   }
   ASSERT_TRUE(WaitUntil([&] { return !HasProtection(cluster, "kept"); }));
 }

@@ -15,14 +15,14 @@
 #include <thread>
 #include <vector>
 
-#include "core/pod_info.h"
-#include "core/quantity.h"
-#include "core/resource_vector.h"
-#include "kube/api_access.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
+#include "core/pod_info.h"
+#include "core/quantity.h"
+#include "core/resource_vector.h"
 #include "deploy/crds.h"
+#include "kube/api_access.h"
 #include "kube/client.h"
 #include "kube/node.h"
 #include "kube/pod.h"
@@ -177,10 +177,10 @@ inline std::string Labels(const std::map<std::string, std::string>& labels) {
 inline std::string NodeJson(const NodeSpec& n) {
   std::map<std::string, std::string> labels = n.labels;
   labels["kubernetes.io/hostname"] = n.name;
-  const std::string alloc = R"({"cpu":")" + n.cpu + R"(","memory":")" + n.memory +
-                            R"(","pods":")" + n.pods + "\"" + n.extra_allocatable + "}";
-  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + n.name +
-         R"(","labels":)" + Labels(labels) + R"(},"spec":{)" +
+  const std::string alloc = R"({"cpu":")" + n.cpu + R"(","memory":")" + n.memory + R"(","pods":")" +
+                            n.pods + "\"" + n.extra_allocatable + "}";
+  return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + n.name + R"(","labels":)" +
+         Labels(labels) + R"(},"spec":{)" +
          (n.taints_json.empty() ? "" : R"("taints":)" + n.taints_json) +
          R"(},"status":{"allocatable":)" + alloc + R"(,"capacity":)" + alloc +
          R"(,"conditions":[{"type":"Ready","status":"True"}]}})";
@@ -199,10 +199,9 @@ struct PodSpecOptions {
 };
 
 inline std::string PodJson(const PodSpecOptions& p) {
-  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + p.name +
-         R"(","namespace":")" + p.ns + R"(","labels":)" + Labels(p.labels) +
-         R"(},"spec":{"schedulerName":")" + p.scheduler +
-         R"(","terminationGracePeriodSeconds":)" + std::to_string(p.grace_seconds) +
+  return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + p.name + R"(","namespace":")" +
+         p.ns + R"(","labels":)" + Labels(p.labels) + R"(},"spec":{"schedulerName":")" +
+         p.scheduler + R"(","terminationGracePeriodSeconds":)" + std::to_string(p.grace_seconds) +
          (p.priority_class.empty() ? "" : R"(,"priorityClassName":")" + p.priority_class + "\"") +
          R"(,"containers":[{"name":"main","image":"pause","resources":{"requests":{"cpu":")" +
          p.cpu + R"(","memory":")" + p.memory + R"("}}}])" + p.extra_spec + "}}";

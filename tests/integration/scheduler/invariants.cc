@@ -32,7 +32,8 @@ std::vector<std::string> CheckInvariants(const std::vector<kube::Node>& nodes,
     used[node_name] += (*info)->requests;
     on_node[node_name].push_back(*info);
     if (!(*info)->MatchesRequiredNodeAffinity(node.meta.labels, node_name)) {
-      problems.push_back(pod.meta.name + " on " + node_name + " violates its node selector/affinity");
+      problems.push_back(pod.meta.name + " on " + node_name +
+                         " violates its node selector/affinity");
     }
     for (const kube::Taint& taint : node.spec.taints) {
       if (taint.effect == "PreferNoSchedule") continue;
@@ -69,7 +70,8 @@ std::vector<std::string> CheckInvariants(const std::vector<kube::Node>& nodes,
     for (const auto& pod : list) {
       for (const HostPort& port : pod->host_ports) {
         if (HostPortConflicts(port, ports)) {
-          problems.push_back(node_name + ": host port " + std::to_string(port.port) + " used twice");
+          problems.push_back(node_name + ": host port " + std::to_string(port.port) +
+                             " used twice");
         }
         ports.push_back(port);
       }

@@ -101,14 +101,16 @@ TEST(SchedulerIntegration, ThousandMixedPodsOnHundredNodesKeepInvariants) {
   }
 
   // Every pod ends bound or with PodScheduled=False.
-  ASSERT_TRUE(WaitUntil([&] {
-    for (const kube::Pod& pod : cluster.Pods()) {
-      if (!pod.spec.node_name.empty()) continue;
-      const kube::Condition* c = PodScheduledCondition(pod);
-      if (c == nullptr || c->status != "False") return false;
-    }
-    return true;
-  }, std::chrono::seconds(120)));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const kube::Pod& pod : cluster.Pods()) {
+          if (!pod.spec.node_name.empty()) continue;
+          const kube::Condition* c = PodScheduledCondition(pod);
+          if (c == nullptr || c->status != "False") return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(120)));
 
   const std::vector<kube::Pod> pods = cluster.Pods();
   const std::vector<std::string> problems = CheckInvariants(cluster.Nodes(), pods);
@@ -140,10 +142,12 @@ TEST(SchedulerIntegration, ThousandMixedPodsOnHundredNodesKeepInvariants) {
 }
 
 void MakePriorityClasses(Cluster& cluster) {
-  cluster.Create(kube::resources::kPriorityClasses, "",
-                 R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"low"},"value":10})");
-  cluster.Create(kube::resources::kPriorityClasses, "",
-                 R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"high"},"value":1000})");
+  cluster.Create(
+      kube::resources::kPriorityClasses, "",
+      R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"low"},"value":10})");
+  cluster.Create(
+      kube::resources::kPriorityClasses, "",
+      R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"high"},"value":1000})");
 }
 
 // Two 4-cpu nodes full of 1-cpu low-priority pods.
@@ -236,8 +240,9 @@ TEST(SchedulerIntegration, PreemptionAvoidsPdbViolationWhenAnAlternativeExists) 
   Cluster cluster;
   MakePriorityClasses(cluster);
   // node-0's pods are protected by a PDB allowing no disruption.
-  cluster.Create(kube::resources::kPodDisruptionBudgets, "default",
-                 R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"guard","namespace":"default"},"spec":{"minAvailable":4,"selector":{"matchLabels":{"guarded":"yes"}}}})");
+  cluster.Create(
+      kube::resources::kPodDisruptionBudgets, "default",
+      R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"guard","namespace":"default"},"spec":{"minAvailable":4,"selector":{"matchLabels":{"guarded":"yes"}}}})");
   FillTwoNodes(cluster, {{"guarded", "yes"}});
   // Wait for the disruption controller to count the healthy guarded pods.
   ASSERT_TRUE(WaitUntil([&] {
@@ -347,10 +352,12 @@ TEST(SchedulerIntegration, OtherSchedulersPodsAreUntouchedButCount) {
   other.cpu = "3";
   other.scheduler = "default-scheduler";
   cluster.Create(kPods, "default", PodJson(other));
-  ASSERT_TRUE(cluster.store()
-                  .Bind("default", "theirs-bound",
-                        R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"theirs-bound"},"target":{"kind":"Node","name":"only"}})")
-                  .ok());
+  ASSERT_TRUE(
+      cluster.store()
+          .Bind(
+              "default", "theirs-bound",
+              R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"theirs-bound"},"target":{"kind":"Node","name":"only"}})")
+          .ok());
   // A pending pod of another scheduler: copse must leave it alone.
   other.name = "theirs-pending";
   other.cpu = "100m";
@@ -398,9 +405,7 @@ TEST(SchedulerIntegration, SchedulingGatesHoldPodsUntilRemoved) {
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->reason, "SchedulingGated");
   EXPECT_EQ(c->message, "Scheduling is blocked due to non-empty scheduling gates");
-  ASSERT_TRUE(WaitUntil([&] {
-    return cluster.scheduler()->stats().gated_units == 1;
-  }));
+  ASSERT_TRUE(WaitUntil([&] { return cluster.scheduler()->stats().gated_units == 1; }));
   EXPECT_EQ(cluster.scheduler()->stats().attempts, 0u) << "gated pods cost no cycles";
   auto patched = cluster.store().Patch(kPods, "default", "gated", api::PatchType::kMerge,
                                        R"({"spec":{"schedulingGates":null}})");

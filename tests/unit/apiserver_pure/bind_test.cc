@@ -7,15 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "core/clock.h"
 #include "apiserver/apiserver.h"
 #include "apiserver/json_splice.h"
 #include "apiserver/store.h"
+#include "core/clock.h"
 
 namespace copse::apiserver {
 namespace {
@@ -323,8 +322,8 @@ TEST(JsonSpliceTest, PodBindingPlanBytes) {
                                       R"("status":{"conditions":[{"type":1}]}})",
                                       "n1", "t")
                    .has_value());
-  EXPECT_FALSE(splice::PlanPodBinding(R"({"metadata":{"name":"x"},"spec":{}})", "n1", "t")
-                   .has_value());
+  EXPECT_FALSE(
+      splice::PlanPodBinding(R"({"metadata":{"name":"x"},"spec":{}})", "n1", "t").has_value());
 }
 
 TEST(JsonSpliceTest, ApplyInAnyOrderWithPlaceholder) {

@@ -58,21 +58,37 @@ void ExpectSameParse(const std::string& text) {
 }
 
 TEST(StoreJsonText, ParsesAsNlohmannDoes) {
-  for (const std::string text : {
-           R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","labels":{"x":"y"}}})",
-           R"({"n":5,"neg":-5,"zero":0,"big":18446744073709551615,"min":-9223372036854775808})",
-           R"({"top":9223372036854775808,"over":18446744073709551616,"under":-9223372036854775809})",
-           R"({"f":1.5,"e":1e3,"negzero":-0,"fz":-0.0})",
-           R"([1,"two",null,true,false,{},[],{"a":[{}]}])",
-           R"({"dup":1,"dup":"last"})",
-           R"({"esc":"a\"b\\c\/d\b\f\n\r\t\u0001\u00e9\ud83d\ude00"})",
-           "\xEF\xBB\xBF{\"bom\":1}",
-           "  {\"ws\" :\t[ 1 , 2 ]\n}  ",
-           R"("just a string")", "42", "-7", "null",
-           // errors: nlohmann's messages
-           "", "{", R"({"a":})", R"({"a":1,})", "[1 2]", "{\"a\":1} x", "nul", "\"\xC3\x28\"",
-           "{\"bad\":\"\xED\xA0\x80\"}", R"({"a":"\u12"})", "01", "1.", "-", "[1,]",
-       }) {
+  for (
+      const std::string text : {
+          R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","labels":{"x":"y"}}})",
+          R"({"n":5,"neg":-5,"zero":0,"big":18446744073709551615,"min":-9223372036854775808})",
+          R"({"top":9223372036854775808,"over":18446744073709551616,"under":-9223372036854775809})",
+          R"({"f":1.5,"e":1e3,"negzero":-0,"fz":-0.0})",
+          R"([1,"two",null,true,false,{},[],{"a":[{}]}])",
+          R"({"dup":1,"dup":"last"})",
+          R"({"esc":"a\"b\\c\/d\b\f\n\r\t\u0001\u00e9\ud83d\ude00"})",
+          "\xEF\xBB\xBF{\"bom\":1}",
+          "  {\"ws\" :\t[ 1 , 2 ]\n}  ",
+          R"("just a string")",
+          "42",
+          "-7",
+          "null",
+          // errors: nlohmann's messages
+          "",
+          "{",
+          R"({"a":})",
+          R"({"a":1,})",
+          "[1 2]",
+          "{\"a\":1} x",
+          "nul",
+          "\"\xC3\x28\"",
+          "{\"bad\":\"\xED\xA0\x80\"}",
+          R"({"a":"\u12"})",
+          "01",
+          "1.",
+          "-",
+          "[1,]",
+      }) {
     ExpectSameParse(text);
   }
 }
@@ -83,7 +99,10 @@ TEST(StoreJsonText, DumpsAsNlohmannDoes) {
   j["u"] = static_cast<uint64_t>(18446744073709551615ULL);
   j["i"] = static_cast<int64_t>(-9223372036854775807LL - 1);
   j["nan"] = std::numeric_limits<double>::quiet_NaN();
-  j["bad utf8"] = std::string("a\xC3\x28" "b\xFF" "c\xE2\x82");
+  j["bad utf8"] = std::string(
+      "a\xC3\x28"
+      "b\xFF"
+      "c\xE2\x82");
   j[std::string("key\xFF")] = "v";
   j["surrogate"] = std::string("\xED\xA0\x80");
   j["overlong"] = std::string("\xC0\xAF");
@@ -104,25 +123,39 @@ TEST(StoreJsonText, RandomDocumentsRoundTripAsNlohmann) {
     const int n = static_cast<int>(rng() % 12);
     for (int i = 0; i < n; ++i) {
       switch (rng() % 4) {
-        case 0: s.push_back(static_cast<char>(rng() % 256)); break;  // any byte
-        case 1: s.push_back(static_cast<char>(rng() % 32)); break;   // control
-        case 2: s += "\xC3\xA9"; break;                              // é
-        default: s.push_back(static_cast<char>('a' + rng() % 26));
+        case 0:
+          s.push_back(static_cast<char>(rng() % 256));
+          break;  // any byte
+        case 1:
+          s.push_back(static_cast<char>(rng() % 32));
+          break;  // control
+        case 2:
+          s += "\xC3\xA9";
+          break;  // é
+        default:
+          s.push_back(static_cast<char>('a' + rng() % 26));
       }
     }
     return s;
   };
   std::function<json(int)> random_value = [&](int depth) -> json {
     switch (rng() % (depth > 4 ? 6 : 8)) {
-      case 0: return nullptr;
-      case 1: return rng() % 2 == 0;
-      case 2: return static_cast<int64_t>(rng());
-      case 3: return static_cast<uint64_t>(rng());
-      case 4: return random_string();
-      case 5: return static_cast<double>(rng() % 1000) / 8.0;
+      case 0:
+        return nullptr;
+      case 1:
+        return rng() % 2 == 0;
+      case 2:
+        return static_cast<int64_t>(rng());
+      case 3:
+        return static_cast<uint64_t>(rng());
+      case 4:
+        return random_string();
+      case 5:
+        return static_cast<double>(rng() % 1000) / 8.0;
       case 6: {
         json o = json::object();
-        for (int i = static_cast<int>(rng() % 5); i > 0; --i) o[random_string()] = random_value(depth + 1);
+        for (int i = static_cast<int>(rng() % 5); i > 0; --i)
+          o[random_string()] = random_value(depth + 1);
         return o;
       }
       default: {

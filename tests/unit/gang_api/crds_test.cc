@@ -329,9 +329,9 @@ TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
   status.sub_groups = {{"prefill", 6, 0}, {"decode", 4, 0}};
   kube::SetPodGroupScheduled(status.conditions, true, std::string(kube::kReasonScheduled),
                              "10/10 pods bound", "2025-01-01T00:00:00Z", pg->meta.generation);
-  auto patched = store.Patch(kube::resources::kCopsePodGroups, "default", "inference",
-                             apiserver::PatchType::kMerge,
-                             kube::CopsePodGroup::StatusPatch(status), "status");
+  auto patched =
+      store.Patch(kube::resources::kCopsePodGroups, "default", "inference",
+                  apiserver::PatchType::kMerge, kube::CopsePodGroup::StatusPatch(status), "status");
   ASSERT_TRUE(patched.ok()) << patched.error().ToString();
   got = store.Get(kube::resources::kCopsePodGroups, "default", "inference");
   ASSERT_TRUE(got.ok());
@@ -371,8 +371,8 @@ TEST(BuiltinCrds, InstalledInAnEmbeddedApiServerTheGangResourcesAreServed) {
                              std::string(kube::kReasonUnschedulable), "2/4 pods fit",
                              "2025-01-01T00:00:00Z");
   patched = store.Patch(kube::resources::kPodGroups, "default", "training-worker-0",
-                        apiserver::PatchType::kMerge,
-                        kube::PodGroup::StatusPatch(v1alpha2_status), "status");
+                        apiserver::PatchType::kMerge, kube::PodGroup::StatusPatch(v1alpha2_status),
+                        "status");
   ASSERT_TRUE(patched.ok()) << patched.error().ToString();
   v1alpha2 = kube::PodGroup::Decode((*patched)->json);
   ASSERT_TRUE(v1alpha2.ok());

@@ -28,8 +28,8 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string SampleJson(const std::string& name) {
-  auto docs = YamlToJsonDocuments(ReadFile(std::string(COPSE_SOURCE_DIR) +
-                                           "/deploy/examples/grove/" + name));
+  auto docs = YamlToJsonDocuments(
+      ReadFile(std::string(COPSE_SOURCE_DIR) + "/deploy/examples/grove/" + name));
   EXPECT_TRUE(docs.ok()) << docs.error().ToString();
   EXPECT_EQ(docs->size(), 1u);
   return docs->front();
@@ -97,8 +97,9 @@ TEST(GroveCodec, EditsKeepUnknownFields) {
   EXPECT_EQ(out["spec"]["template"]["resourceSharing"][0]["name"], "gpu");
   EXPECT_EQ(out["spec"]["template"]["cliques"][0]["rollingUpdate"]["maxUnavailable"], 2);
   // Unmodelled parts of the clique (autoScalingConfig.metrics, podSpec) survive.
-  EXPECT_EQ(out["spec"]["template"]["cliques"][0]["spec"]["autoScalingConfig"]["metrics"][0]["type"],
-            "Resource");
+  EXPECT_EQ(
+      out["spec"]["template"]["cliques"][0]["spec"]["autoScalingConfig"]["metrics"][0]["type"],
+      "Resource");
   EXPECT_EQ(out["spec"]["template"]["cliques"][0]["spec"]["podSpec"]["containers"][0]["image"],
             "nginx:latest");
   EXPECT_EQ(out["metadata"]["managedFields"][0]["manager"], "kubectl");
@@ -237,8 +238,9 @@ TEST_F(GroveValidation, RejectsNodeNameAndTopologySpread) {
   SetPodSpecField(pcs, 1, "nodeName", "node-1");
   SetPodSpecField(pcs, 2, "topologySpreadConstraints", json::array({{{"maxSkew", 1}}}));
   auto errors = Validate(pcs);
-  EXPECT_TRUE(HasMessage(errors, "spec.template.cliques[1].spec.podSpec.nodeName: Invalid value: "
-                                 "\"node-1\": must not be set"))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.cliques[1].spec.podSpec.nodeName: Invalid value: "
+                         "\"node-1\": must not be set"))
       << Joined(errors);
   EXPECT_TRUE(HasMessage(errors,
                          "spec.template.cliques[2].spec.podSpec.topologySpreadConstraints: Invalid "
@@ -275,8 +277,9 @@ TEST_F(GroveValidation, MinAvailableNotAboveReplicas) {
   pcs.spec.template_.cliques[1].spec.min_available = 5;
   pcs.spec.template_.scaling_groups[0].min_available = 3;
   auto errors = Validate(pcs);
-  EXPECT_TRUE(HasMessage(errors, "spec.template.cliques[1].spec.minAvailable: Invalid value: 5: "
-                                 "minAvailable must not be greater than replicas"))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.cliques[1].spec.minAvailable: Invalid value: 5: "
+                         "minAvailable must not be greater than replicas"))
       << Joined(errors);
   EXPECT_TRUE(HasMessage(errors,
                          "spec.template.podCliqueScalingGroups[0].minAvailable: Invalid value: 3: "
@@ -295,17 +298,19 @@ TEST_F(GroveValidation, StartsAfterCyclesAndUnknownCliques) {
                          "spec.template.cliques: Invalid value: [[\"dleader\",\"pleader\","
                          "\"pworker\"]]: clique must not have circular dependencies"))
       << Joined(errors);
-  EXPECT_TRUE(HasMessage(errors, "spec.template.cliques.startsAfter: Invalid value: \"ghost\": "
-                                 "unknown clique names found, all clique dependencies must be "
-                                 "defined as cliques"))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.cliques.startsAfter: Invalid value: \"ghost\": "
+                         "unknown clique names found, all clique dependencies must be "
+                         "defined as cliques"))
       << Joined(errors);
 
   PodCliqueSet self = Valid();
   self.spec.template_.startup_type = std::string(kStartupExplicit);
   self.spec.template_.cliques[3].spec.starts_after = {"dworker"};
-  EXPECT_TRUE(HasMessage(Validate(self), "spec.template.cliques[3].spec.startsAfter: Invalid "
-                                         "value: \"dworker\": clique dependency cannot refer to "
-                                         "itself"));
+  EXPECT_TRUE(HasMessage(Validate(self),
+                         "spec.template.cliques[3].spec.startsAfter: Invalid "
+                         "value: \"dworker\": clique dependency cannot refer to "
+                         "itself"));
   // An acyclic chain is fine.
   PodCliqueSet chain = Valid();
   chain.spec.template_.startup_type = std::string(kStartupExplicit);
@@ -324,22 +329,28 @@ TEST_F(GroveValidation, FieldLevelRules) {
   pcs.spec.template_.scaling_groups[1].clique_names.push_back("nope");
   auto errors = Validate(pcs);
   std::string all = Joined(errors);
-  EXPECT_TRUE(HasMessage(errors, "spec.replicas: Invalid value: -1: must be greater than or equal "
-                                 "to 0"))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.replicas: Invalid value: -1: must be greater than or equal "
+                         "to 0"))
       << all;
-  EXPECT_TRUE(HasMessage(errors, "spec.template.cliqueStartupType: Unsupported value: "
-                                 "\"Sometimes\": supported values: \"CliqueStartupTypeAnyOrder\", "
-                                 "\"CliqueStartupTypeInOrder\", \"CliqueStartupTypeExplicit\""))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.cliqueStartupType: Unsupported value: "
+                         "\"Sometimes\": supported values: \"CliqueStartupTypeAnyOrder\", "
+                         "\"CliqueStartupTypeInOrder\", \"CliqueStartupTypeExplicit\""))
       << all;
-  EXPECT_TRUE(HasMessage(errors, "spec.template.terminationDelay: Invalid value: \"0s\": "
-                                 "terminationDelay must be greater than 0"))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.terminationDelay: Invalid value: \"0s\": "
+                         "terminationDelay must be greater than 0"))
       << all;
-  EXPECT_TRUE(HasMessage(errors, "spec.template.cliques[0].spec.replicas: Invalid value: 0: must "
-                                 "be greater than 0"))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.cliques[0].spec.replicas: Invalid value: 0: must "
+                         "be greater than 0"))
       << all;
-  EXPECT_TRUE(HasMessage(errors, "spec.template.cliques.name: Duplicate value: \"dleader\"")) << all;
-  EXPECT_TRUE(HasMessage(errors, "spec.template.podCliqueScalingGroups[1].cliqueNames: Invalid "
-                                 "value: \"dworker,nope\": unidentified PodClique names found"))
+  EXPECT_TRUE(HasMessage(errors, "spec.template.cliques.name: Duplicate value: \"dleader\""))
+      << all;
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.podCliqueScalingGroups[1].cliqueNames: Invalid "
+                         "value: \"dworker,nope\": unidentified PodClique names found"))
       << all;
 }
 
@@ -347,8 +358,9 @@ TEST_F(GroveValidation, NoCliquesAndLongNames) {
   PodCliqueSet pcs = Valid();
   pcs.spec.template_.cliques.clear();
   pcs.spec.template_.scaling_groups.clear();
-  EXPECT_TRUE(HasMessage(Validate(pcs), "spec.template.cliques: Required value: at least one "
-                                        "PodClique must be defined"));
+  EXPECT_TRUE(HasMessage(Validate(pcs),
+                         "spec.template.cliques: Required value: at least one "
+                         "PodClique must be defined"));
   PodCliqueSet long_name = Valid();
   long_name.meta.name = std::string(40, 'a');
   auto errors = Validate(long_name);
@@ -358,14 +370,16 @@ TEST_F(GroveValidation, NoCliquesAndLongNames) {
 
 TEST_F(GroveValidation, TopologyDomainsMustExist) {
   ClusterTopologyBindingSpec binding;
-  binding.levels = {{"zone", "topology.kubernetes.io/zone"}, {"rack", "copse.dev/rack"},
+  binding.levels = {{"zone", "topology.kubernetes.io/zone"},
+                    {"rack", "copse.dev/rack"},
                     {"host", "kubernetes.io/hostname"}};
   context_.topology = [&](std::string_view name) -> std::optional<ClusterTopologyBindingSpec> {
     if (name == "cluster") return binding;
     return std::nullopt;
   };
   PodCliqueSet pcs = Valid();
-  pcs.spec.template_.topology_constraint = TopologyConstraint{"cluster", TopologyPackConstraint{"rack", ""}, ""};
+  pcs.spec.template_.topology_constraint =
+      TopologyConstraint{"cluster", TopologyPackConstraint{"rack", ""}, ""};
   pcs.spec.template_.scaling_groups[0].topology_constraint =
       TopologyConstraint{"", TopologyPackConstraint{"host", ""}, ""};
   EXPECT_EQ(Joined(Validate(pcs)), "");
@@ -374,22 +388,25 @@ TEST_F(GroveValidation, TopologyDomainsMustExist) {
   pcs.spec.template_.cliques[0].topology_constraint =
       TopologyConstraint{"", TopologyPackConstraint{"galaxy", ""}, ""};
   auto errors = Validate(pcs);
-  EXPECT_TRUE(HasMessage(errors,
-                         "spec.template.podCliqueScalingGroups[0].topologyConstraint.pack.required: "
-                         "Invalid value: \"zone\": must be equal to or stricter than the "
-                         "PodCliqueSet's required domain"))
+  EXPECT_TRUE(
+      HasMessage(errors,
+                 "spec.template.podCliqueScalingGroups[0].topologyConstraint.pack.required: "
+                 "Invalid value: \"zone\": must be equal to or stricter than the "
+                 "PodCliqueSet's required domain"))
       << Joined(errors);
-  EXPECT_TRUE(HasMessage(errors, "spec.template.cliques[0].topologyConstraint.pack.required: "
-                                 "Invalid value: \"galaxy\": topology domain not defined in "
-                                 "ClusterTopologyBinding \"cluster\""))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.cliques[0].topologyConstraint.pack.required: "
+                         "Invalid value: \"galaxy\": topology domain not defined in "
+                         "ClusterTopologyBinding \"cluster\""))
       << Joined(errors);
 
   PodCliqueSet missing = Valid();
   missing.spec.template_.topology_constraint =
       TopologyConstraint{"nope", TopologyPackConstraint{"rack", ""}, ""};
-  EXPECT_TRUE(HasMessage(Validate(missing), "spec.template.topologyConstraint.topologyName: Invalid "
-                                            "value: \"nope\": ClusterTopologyBinding \"nope\" not "
-                                            "found"));
+  EXPECT_TRUE(HasMessage(Validate(missing),
+                         "spec.template.topologyConstraint.topologyName: Invalid "
+                         "value: \"nope\": ClusterTopologyBinding \"nope\" not "
+                         "found"));
 }
 
 TEST_F(GroveValidation, UpdatesKeepImmutableFields) {
@@ -405,8 +422,9 @@ TEST_F(GroveValidation, UpdatesKeepImmutableFields) {
   auto errors = ValidatePodCliqueSetUpdate(now, old, context_);
   EXPECT_TRUE(HasMessage(errors, "spec.template.cliqueStartupType: Forbidden: field is immutable"))
       << Joined(errors);
-  EXPECT_TRUE(HasMessage(errors, "spec.template.podCliqueScalingGroups[0].cliqueNames: Forbidden: "
-                                 "field is immutable"))
+  EXPECT_TRUE(HasMessage(errors,
+                         "spec.template.podCliqueScalingGroups[0].cliqueNames: Forbidden: "
+                         "field is immutable"))
       << Joined(errors);
 
   PodCliqueSet fewer = Valid();
@@ -422,8 +440,9 @@ TEST_F(GroveValidation, AggregateErrorNamesKindAndObject) {
   Error error = ToError(Validate(pcs), "PodCliqueSet.grove.io", pcs.meta.name);
   EXPECT_EQ(error.code, ErrorCode::kInvalid);
   EXPECT_EQ(error.http_status, 422);
-  EXPECT_EQ(error.message, "PodCliqueSet.grove.io \"multinode-disaggregated\" is invalid: "
-                           "spec.replicas: Invalid value: -2: must be greater than or equal to 0");
+  EXPECT_EQ(error.message,
+            "PodCliqueSet.grove.io \"multinode-disaggregated\" is invalid: "
+            "spec.replicas: Invalid value: -2: must be greater than or equal to 0");
 }
 
 // ------------------------------------------------------------------- names, durations
@@ -477,7 +496,9 @@ TEST(GroveCrds, ManifestsDeclareUpstreamResources) {
   EXPECT_TRUE(pcs.spec.versions[0].subresources->status);
   EXPECT_EQ(pcs.spec.versions[0].subresources->scale->label_selector_path,
             std::optional<std::string>(".status.hpaPodSelector"));
-  EXPECT_EQ(by_plural.at("podcliquescalinggroups").spec.versions[0].subresources->scale->label_selector_path,
+  EXPECT_EQ(by_plural.at("podcliquescalinggroups")
+                .spec.versions[0]
+                .subresources->scale->label_selector_path,
             std::optional<std::string>(".status.selector"));
   EXPECT_TRUE(by_plural.at("podcliques").spec.versions[0].subresources->scale.has_value());
   const auto& pg = by_plural.at("podgangs");
@@ -487,7 +508,8 @@ TEST(GroveCrds, ManifestsDeclareUpstreamResources) {
 }
 
 TEST(GroveYaml, TypesPlainScalarsAndKeepsQuotedStrings) {
-  auto docs = YamlToJsonDocuments("a: 1\nb: \"1\"\nc: true\nd: 1.5\ne: ~\nf: 10m\n---\n---\nx: [1]\n");
+  auto docs =
+      YamlToJsonDocuments("a: 1\nb: \"1\"\nc: true\nd: 1.5\ne: ~\nf: 10m\n---\n---\nx: [1]\n");
   ASSERT_TRUE(docs.ok());
   ASSERT_EQ(docs->size(), 2u);
   EXPECT_EQ(json::parse((*docs)[0]),

@@ -2,6 +2,8 @@
 // configuration table (active backends, default, admitted PodCliqueSets),
 // configuration errors, and each built-in backend's hooks.
 
+#include "grove/backend/copse/backend.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,7 +13,6 @@
 #include "grove/api/defaults.h"
 #include "grove/api/validation.h"
 #include "grove/api/yaml.h"
-#include "grove/backend/copse/backend.h"
 #include "grove/backend/kai/backend.h"
 #include "grove/backend/manager.h"
 
@@ -32,7 +33,8 @@ std::unique_ptr<BackendManager> Manager(const std::string& config_yaml) {
 }
 
 api::PodCliqueSet SampleWithScheduler(const std::string& scheduler_name) {
-  std::ifstream in(std::string(COPSE_SOURCE_DIR) + "/deploy/examples/grove/multinode-disaggregated.yaml");
+  std::ifstream in(std::string(COPSE_SOURCE_DIR) +
+                   "/deploy/examples/grove/multinode-disaggregated.yaml");
   std::stringstream buffer;
   buffer << in.rdbuf();
   auto docs = api::YamlToJsonDocuments(buffer.str());
@@ -49,8 +51,8 @@ api::PodCliqueSet SampleWithScheduler(const std::string& scheduler_name) {
 bool Admits(const BackendManager& manager, const std::string& scheduler_name) {
   api::PodCliqueSet pcs = SampleWithScheduler(scheduler_name);
   if (!api::ValidatePodCliqueSet(pcs, manager.ValidationContext()).empty()) return false;
-  SchedulerBackend* backend =
-      manager.ForSchedulerName(api::ResolvedSchedulerName(pcs, manager.GetDefault().SchedulerName()));
+  SchedulerBackend* backend = manager.ForSchedulerName(
+      api::ResolvedSchedulerName(pcs, manager.GetDefault().SchedulerName()));
   return backend != nullptr && backend->ValidatePodCliqueSet(pcs).ok();
 }
 
@@ -66,32 +68,57 @@ struct Row {
 // Spec 000's "Configuration options and ways to configure" table, plus copse's shipped default.
 const std::vector<Row>& Table() {
   static const std::vector<Row> rows = {
-      {"Style 1: omit scheduler", "logLevel: info\n", {"kube-scheduler"}, "kube-scheduler",
-       {"", "default-scheduler"}, {"kai-scheduler", "copse-scheduler"}},
-      {"empty profiles", "scheduler:\n  profiles: []\n", {"kube-scheduler"}, "kube-scheduler",
-       {"", "default-scheduler"}, {"kai-scheduler", "copse-scheduler"}},
+      {"Style 1: omit scheduler",
+       "logLevel: info\n",
+       {"kube-scheduler"},
+       "kube-scheduler",
+       {"", "default-scheduler"},
+       {"kai-scheduler", "copse-scheduler"}},
+      {"empty profiles",
+       "scheduler:\n  profiles: []\n",
+       {"kube-scheduler"},
+       "kube-scheduler",
+       {"", "default-scheduler"},
+       {"kai-scheduler", "copse-scheduler"}},
       {"Style 2: kube-scheduler only",
-       "scheduler:\n  profiles:\n  - name: kube-scheduler\n    default: true\n", {"kube-scheduler"},
-       "kube-scheduler", {"", "default-scheduler"}, {"kai-scheduler"}},
+       "scheduler:\n  profiles:\n  - name: kube-scheduler\n    default: true\n",
+       {"kube-scheduler"},
+       "kube-scheduler",
+       {"", "default-scheduler"},
+       {"kai-scheduler"}},
       {"Style 3: kube-scheduler with GangScheduling",
-       "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: true\n    default: true\n",
-       {"kube-scheduler"}, "kube-scheduler", {"", "default-scheduler"}, {"kai-scheduler"}},
+       "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: "
+       "true\n    default: true\n",
+       {"kube-scheduler"},
+       "kube-scheduler",
+       {"", "default-scheduler"},
+       {"kai-scheduler"}},
       {"Style 4: multiple backends, kube-scheduler default",
-       "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: true\n    default: true\n  - name: kai-scheduler\n    config: {}\n",
-       {"kai-scheduler", "kube-scheduler"}, "kube-scheduler",
-       {"", "default-scheduler", "kai-scheduler"}, {"copse-scheduler"}},
+       "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: "
+       "true\n    default: true\n  - name: kai-scheduler\n    config: {}\n",
+       {"kai-scheduler", "kube-scheduler"},
+       "kube-scheduler",
+       {"", "default-scheduler", "kai-scheduler"},
+       {"copse-scheduler"}},
       {"Style 5: multiple backends, kai-scheduler default",
-       "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: true\n  - name: kai-scheduler\n    config: {}\n    default: true\n",
-       {"kai-scheduler", "kube-scheduler"}, "kai-scheduler",
-       {"", "default-scheduler", "kai-scheduler"}, {"copse-scheduler"}},
+       "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: "
+       "true\n  - name: kai-scheduler\n    config: {}\n    default: true\n",
+       {"kai-scheduler", "kube-scheduler"},
+       "kai-scheduler",
+       {"", "default-scheduler", "kai-scheduler"},
+       {"copse-scheduler"}},
       {"Style 6: only a kai-scheduler profile",
        "scheduler:\n  profiles:\n  - name: kai-scheduler\n    config: {}\n    default: true\n",
-       {"kai-scheduler", "kube-scheduler"}, "kai-scheduler",
-       {"", "default-scheduler", "kai-scheduler"}, {"copse-scheduler"}},
+       {"kai-scheduler", "kube-scheduler"},
+       "kai-scheduler",
+       {"", "default-scheduler", "kai-scheduler"},
+       {"copse-scheduler"}},
       {"copse's shipped configuration",
        "scheduler:\n  profiles:\n  - name: copse-scheduler\n    default: true\n",
-       {"copse-scheduler", "kube-scheduler"}, "copse-scheduler",
-       {"", "copse-scheduler", "default-scheduler"}, {"kai-scheduler"}},
+       {"copse-scheduler", "kube-scheduler"},
+       "copse-scheduler",
+       {"", "copse-scheduler", "default-scheduler"},
+       {"kai-scheduler"}},
   };
   return rows;
 }
@@ -137,20 +164,23 @@ TEST(BackendConfiguration, ErrorsNameTheField) {
     const char* message;
   };
   const Case cases[] = {
-      {"scheduler:\n  profiles:\n  - name: kai-scheduler\n    default: true\n  - name: kube-scheduler\n    default: true\n",
+      {"scheduler:\n  profiles:\n  - name: kai-scheduler\n    default: true\n  - name: "
+       "kube-scheduler\n    default: true\n",
        "scheduler.profiles[1].default: only one profile may be the default"},
       {"scheduler:\n  profiles:\n  - name: volcano\n",
        "scheduler.profiles[0].name: Unsupported value: \"volcano\": supported values: "
        "\"copse-scheduler\", \"kai-scheduler\", \"kube-scheduler\""},
       {"scheduler:\n  profiles:\n  - name: kai-scheduler\n  - name: kai-scheduler\n",
        "scheduler.profiles[1].name: Duplicate value: \"kai-scheduler\""},
-      {"scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: maybe\n",
+      {"scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: "
+       "maybe\n",
        "scheduler.profiles[0].config.GangScheduling: expected boolean"},
       {"scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      Gang: true\n",
        "scheduler.profiles[0].config.Gang: unknown field"},
       {"scheduler:\n  profiles:\n  - name: kai-scheduler\n    config:\n      queue: q\n",
        "scheduler.profiles[0].config.queue: unknown field"},
-      {"scheduler:\n  profiles:\n  - default: true\n", "scheduler.profiles[0].name: Required value"},
+      {"scheduler:\n  profiles:\n  - default: true\n",
+       "scheduler.profiles[0].name: Required value"},
       {"scheduler:\n  profilez: []\n", "scheduler.profilez: unknown field"},
       {"scheduler:\n  profiles: {}\n", "scheduler.profiles: expected an array"},
   };
@@ -215,22 +245,25 @@ TEST(CopseBackend, PodGroupMirrorsTheGangTree) {
             json({{"topology", "dc"},
                   {"requiredTopologyLevel", "copse.dev/rack"},
                   {"preferredTopologyLevel", "kubernetes.io/hostname"}}));
-  json expected_subgroups = json::array(
-      {{{"name", "pcs-0-sg-0"},
-        {"minMember", 5},
-        {"minSubGroup", 2},
-        {"topologyConstraint", {{"topology", "dc"}, {"requiredTopologyLevel", "kubernetes.io/hostname"}}}},
-       {{"name", "pcs-0-frontend"}, {"minMember", 1}},
-       {{"name", "pcs-0-sg-0-leader"}, {"minMember", 1}, {"parent", "pcs-0-sg-0"}},
-       {{"name", "pcs-0-sg-0-worker"}, {"minMember", 4}, {"parent", "pcs-0-sg-0"}}});
+  json expected_subgroups =
+      json::array({{{"name", "pcs-0-sg-0"},
+                    {"minMember", 5},
+                    {"minSubGroup", 2},
+                    {"topologyConstraint",
+                     {{"topology", "dc"}, {"requiredTopologyLevel", "kubernetes.io/hostname"}}}},
+                   {{"name", "pcs-0-frontend"}, {"minMember", 1}},
+                   {{"name", "pcs-0-sg-0-leader"}, {"minMember", 1}, {"parent", "pcs-0-sg-0"}},
+                   {{"name", "pcs-0-sg-0-worker"}, {"minMember", 4}, {"parent", "pcs-0-sg-0"}}});
   EXPECT_EQ(pg["spec"]["subGroups"], expected_subgroups);
 }
 
 TEST(CopseBackend, PreparePodJoinsThePodGroup) {
   auto backend = NewCopseBackend(SchedulerProfile{}, BackendContext{});
   ASSERT_TRUE(backend.ok());
-  json pod = {{"metadata", {{"labels", {{"grove.io/podgang", "pcs-0"}, {"grove.io/podclique", "pcs-0-frontend"}}}}},
-              {"spec", {{"containers", json::array()}}}};
+  json pod = {
+      {"metadata",
+       {{"labels", {{"grove.io/podgang", "pcs-0"}, {"grove.io/podclique", "pcs-0-frontend"}}}}},
+      {"spec", {{"containers", json::array()}}}};
   ASSERT_TRUE((*backend)->PreparePod(pod).ok());
   EXPECT_EQ(pod["spec"]["schedulerName"], "copse-scheduler");
   EXPECT_EQ(pod["metadata"]["labels"]["scheduling.copse.dev/pod-group"], "pcs-0");
@@ -248,8 +281,10 @@ TEST(KaiBackend, PodGroupAndPodsAsUpstream) {
   EXPECT_EQ(pg["spec"]["subGroups"].size(), 4u);
   EXPECT_EQ(pg["spec"]["subGroups"][1]["minMember"], 1);
   auto backend = NewKaiBackend(SchedulerProfile{}, BackendContext{});
-  json pod = {{"metadata", {{"labels", {{"grove.io/podgang", "pcs-0"}, {"grove.io/podclique", "pcs-0-frontend"}}}}},
-              {"spec", json::object()}};
+  json pod = {
+      {"metadata",
+       {{"labels", {{"grove.io/podgang", "pcs-0"}, {"grove.io/podclique", "pcs-0-frontend"}}}}},
+      {"spec", json::object()}};
   ASSERT_TRUE((*backend)->PreparePod(pod).ok());
   EXPECT_EQ(pod["spec"]["schedulerName"], "kai-scheduler");
   EXPECT_EQ(pod["metadata"]["annotations"]["pod-group-name"], "pcs-0");
@@ -276,7 +311,8 @@ TEST(KubeBackend, FailsOrPassesThroughByCapability) {
   auto admitted = kube.ValidatePodCliqueSet(plain);
   ASSERT_TRUE(admitted.ok());
   ASSERT_EQ(admitted->ignored.size(), 1u);  // pass through: no gang guarantees
-  EXPECT_NE(admitted->ignored[0].find("GangScheduling requested but not supported"), std::string::npos);
+  EXPECT_NE(admitted->ignored[0].find("GangScheduling requested but not supported"),
+            std::string::npos);
 
   api::PodCliqueSet required = plain;
   required.spec.template_.topology_constraint =
@@ -288,11 +324,13 @@ TEST(KubeBackend, FailsOrPassesThroughByCapability) {
             "honour required topology packing without GangScheduling");
 
   auto gang_manager = Manager(
-      "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: true\n");
+      "scheduler:\n  profiles:\n  - name: kube-scheduler\n    config:\n      GangScheduling: "
+      "true\n");
   auto with_gang = gang_manager->GetDefault().ValidatePodCliqueSet(required);
   ASSERT_TRUE(with_gang.ok());
   EXPECT_TRUE(with_gang->ignored.empty());
-  json pod = {{"metadata", {{"labels", {{"grove.io/podgang", "pcs-0"}}}}}, {"spec", json::object()}};
+  json pod = {{"metadata", {{"labels", {{"grove.io/podgang", "pcs-0"}}}}},
+              {"spec", json::object()}};
   ASSERT_TRUE(gang_manager->GetDefault().PreparePod(pod).ok());
   EXPECT_EQ(pod["spec"]["schedulerName"], "default-scheduler");
   EXPECT_EQ(pod["spec"]["schedulingGroup"]["podGroupName"], "pcs-0");

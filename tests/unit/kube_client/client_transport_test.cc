@@ -6,8 +6,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
-#include <future>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <stdexcept>
 
@@ -154,7 +154,8 @@ TEST(ClientTransport, WaitingForAPooledConnectionHasADeadline) {
   auto b = second.get();
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.error().code, ErrorCode::kTimeout);
-  EXPECT_NE(b.error().message.find("waiting for one of the 1 pooled connections"), std::string::npos)
+  EXPECT_NE(b.error().message.find("waiting for one of the 1 pooled connections"),
+            std::string::npos)
       << b.error().message;
   auto a = first.get();
   ASSERT_FALSE(a.ok());
@@ -209,10 +210,12 @@ TEST(ClientTransport, ServerErrorsAreDecodedFromStatus) {
     while (auto req = conn.ReadRequest()) {
       if (req->method == "POST") {
         conn.WriteJsonResponse(
-            409, R"({"kind":"Status","status":"Failure","message":"pods \"p\" already exists","reason":"AlreadyExists","code":409})");
+            409,
+            R"({"kind":"Status","status":"Failure","message":"pods \"p\" already exists","reason":"AlreadyExists","code":409})");
       } else {
         conn.WriteJsonResponse(
-            404, R"({"kind":"Status","status":"Failure","message":"pods \"p\" not found","reason":"NotFound","code":404})");
+            404,
+            R"({"kind":"Status","status":"Failure","message":"pods \"p\" not found","reason":"NotFound","code":404})");
       }
     }
   });
@@ -242,7 +245,8 @@ TEST(ClientTransport, SendsHeadersQueryAndBodies) {
         std::lock_guard<std::mutex> lock(mu);
         seen.push_back(*req);
       }
-      conn.WriteJsonResponse(200, R"({"kind":"PodList","metadata":{"resourceVersion":"3"},"items":[]})");
+      conn.WriteJsonResponse(200,
+                             R"({"kind":"PodList","metadata":{"resourceVersion":"3"},"items":[]})");
     }
   });
   IoThread io;
@@ -292,14 +296,17 @@ TEST(ClientTransport, SendsHeadersQueryAndBodies) {
   EXPECT_EQ(seen[1].target, "/prefix/api/v1/namespaces/ns/pods/p/status?fieldManager=copse");
   EXPECT_EQ(seen[1].headers["content-type"], "application/strategic-merge-patch+json");
   EXPECT_EQ(seen[2].method, "DELETE");
-  EXPECT_EQ(seen[2].body,
-            R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0,"preconditions":{"uid":"u-1","resourceVersion":"7"},"propagationPolicy":"Foreground"})");
+  EXPECT_EQ(
+      seen[2].body,
+      R"({"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":0,"preconditions":{"uid":"u-1","resourceVersion":"7"},"propagationPolicy":"Foreground"})");
   EXPECT_EQ(seen[3].target, "/prefix/api/v1/namespaces/ns/pods/p/binding");
-  EXPECT_EQ(seen[3].body,
-            R"({"kind":"Binding","apiVersion":"v1","metadata":{"name":"p","namespace":"ns","uid":"u-1"},"target":{"kind":"Node","apiVersion":"v1","name":"node-1"}})");
+  EXPECT_EQ(
+      seen[3].body,
+      R"({"kind":"Binding","apiVersion":"v1","metadata":{"name":"p","namespace":"ns","uid":"u-1"},"target":{"kind":"Node","apiVersion":"v1","name":"node-1"}})");
   EXPECT_EQ(seen[4].target, "/prefix/api/v1/namespaces/ns/pods/p/eviction");
-  EXPECT_EQ(seen[4].body,
-            R"({"kind":"Eviction","apiVersion":"policy/v1","metadata":{"name":"p","namespace":"ns"},"deleteOptions":{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":5}})");
+  EXPECT_EQ(
+      seen[4].body,
+      R"({"kind":"Eviction","apiVersion":"policy/v1","metadata":{"name":"p","namespace":"ns"},"deleteOptions":{"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":5}})");
 }
 
 TEST(ClientTransport, TokenFileIsReread) {
@@ -369,7 +376,8 @@ TEST(ClientWatch, ChunkedStreamSplitMidEvent) {
       std::lock_guard<std::mutex> lock(mu);
       target = req->target;
     }
-    conn.Write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
+    conn.Write(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n");
     // Chunk boundaries that cut events and lines anywhere; the last event has no newline.
     for (size_t pos = 0; pos < events.size(); pos += 37) {
       conn.Write(Chunk(std::string_view(events).substr(pos, 37)));
@@ -420,7 +428,9 @@ TEST(ClientWatch, NextBatchReturnsEverythingBuffered) {
     events += R"({"type":"ADDED","object":{"metadata":{"name":"p)" + std::to_string(i) +
               R"(","resourceVersion":")" + std::to_string(i) + "\"}}}\n";
   }
-  events += R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"gone"}})" "\n";
+  events +=
+      R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"gone"}})"
+      "\n";
   RawHttpServer server([&](RawConnection& conn) {
     if (!conn.ReadRequest()) return;
     conn.Write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
@@ -456,12 +466,14 @@ TEST(ClientWatch, BrokenStreamAndGoneAtOpen) {
     if (!req) return;
     if (req->target.find("resourceVersion=1&") != std::string::npos) {
       conn.WriteJsonResponse(
-          410, R"json({"kind":"Status","status":"Failure","message":"too old resource version: 1 (50)","reason":"Expired","code":410})json",
+          410,
+          R"json({"kind":"Status","status":"Failure","message":"too old resource version: 1 (50)","reason":"Expired","code":410})json",
           false);
       return;
     }
     conn.Write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
-    conn.Write(Chunk(R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"9"}}})" "\n"));
+    conn.Write(Chunk(R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"9"}}})"
+                     "\n"));
     conn.Close();  // no terminating chunk
   });
   IoThread io;

@@ -215,7 +215,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"BadScheme",
                   "current-context: c\nclusters: [{name: k, cluster: {server: \"ftp://x\"}}]\n"
                   "contexts: [{name: c, context: {cluster: k}}]\n",
-                  "", "clusters[0].cluster.server: \"ftp://x\" must start with https:// or http://"},
+                  "",
+                  "clusters[0].cluster.server: \"ftp://x\" must start with https:// or http://"},
         ErrorCase{"BadBool",
                   "current-context: c\nclusters: [{name: k, cluster: {server: \"https://x\", "
                   "insecure-skip-tls-verify: maybe}}]\n"
@@ -305,8 +306,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "current-context: c\nclusters: [{name: k, cluster: {server: \"https://x\", "
                   "certificate-authority: /nonexistent/ca.crt}}]\n"
                   "contexts: [{name: c, context: {cluster: k}}]\n",
-                  "", "clusters[0].cluster.certificate-authority: cannot read "
-                      "\"/nonexistent/ca.crt\"", ErrorCode::kNotFound},
+                  "",
+                  "clusters[0].cluster.certificate-authority: cannot read "
+                  "\"/nonexistent/ca.crt\"",
+                  ErrorCode::kNotFound},
         ErrorCase{"ContextsNotAList", "current-context: c\ncontexts: {a: b}\n", "",
                   "contexts: must be a list"},
         ErrorCase{"BadYaml", "current-context: [unclosed\n", "", "kubeconfig: invalid YAML"},
@@ -404,8 +407,8 @@ TEST(Kubeconfig, FileErrorsNameThePath) {
 
 TEST(Kubeconfig, DefaultUsesKubeconfigEnvThenHome) {
   TempDir dir;
-  const std::string body = std::string(kClusters) +
-                           "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n";
+  const std::string body =
+      std::string(kClusters) + "current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n";
   const std::string explicit_path = dir.Write("explicit", body);
   dir.Write("home/.kube/config",
             "current-context: c\nclusters: [{name: k, cluster: {server: \"https://home:1\"}}]\n"
@@ -434,8 +437,8 @@ TEST(InClusterConfig, ReadsServiceAccountFiles) {
   options.token_path = dir.Write("token", "sa-token\n");
   options.ca_path = dir.Write("ca.crt", "CLUSTER-CA");
   options.namespace_path = dir.Write("namespace", "copse-system");
-  options.getenv = FakeEnv({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"},
-                            {"KUBERNETES_SERVICE_PORT", "443"}});
+  options.getenv =
+      FakeEnv({{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}});
   auto config = LoadInClusterConfig(options);
   ASSERT_TRUE(config.ok()) << config.error().ToString();
   EXPECT_EQ(config->server, "https://10.96.0.1:443");
@@ -451,8 +454,8 @@ TEST(InClusterConfig, BracketsIpv6AndDefaultsTheNamespace) {
   options.token_path = dir.Write("token", "t");
   options.ca_path = dir.Write("ca.crt", "CA");
   options.namespace_path = dir.path() + "/no-namespace-file";
-  options.getenv = FakeEnv({{"KUBERNETES_SERVICE_HOST", "fd00::1"},
-                            {"KUBERNETES_SERVICE_PORT", "6443"}});
+  options.getenv =
+      FakeEnv({{"KUBERNETES_SERVICE_HOST", "fd00::1"}, {"KUBERNETES_SERVICE_PORT", "6443"}});
   auto config = LoadInClusterConfig(options);
   ASSERT_TRUE(config.ok()) << config.error().ToString();
   EXPECT_EQ(config->server, "https://[fd00::1]:6443");

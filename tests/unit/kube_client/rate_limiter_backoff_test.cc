@@ -60,8 +60,11 @@ TEST(RateLimiter, ZeroQpsIsUnlimitedAndZeroBurstIsOne) {
 
 TEST(Backoff, GrowsExponentiallyToTheCap) {
   FakeClock clock;
-  Backoff backoff({.initial = milliseconds(800), .max = milliseconds(30'000), .factor = 2.0,
-                   .jitter = 0.0, .reset_after = milliseconds(120'000)},
+  Backoff backoff({.initial = milliseconds(800),
+                   .max = milliseconds(30'000),
+                   .factor = 2.0,
+                   .jitter = 0.0,
+                   .reset_after = milliseconds(120'000)},
                   clock, [] { return 0.0; });
   const int64_t expected[] = {800, 1600, 3200, 6400, 12800, 25600, 30000, 30000};
   for (int64_t ms : expected) {
@@ -73,9 +76,9 @@ TEST(Backoff, GrowsExponentiallyToTheCap) {
 TEST(Backoff, JitterAddsUpToTheConfiguredFraction) {
   FakeClock clock;
   double next_random = 0.5;
-  Backoff backoff({.initial = milliseconds(1000), .max = milliseconds(10'000), .factor = 2.0,
-                   .jitter = 1.0},
-                  clock, [&] { return next_random; });
+  Backoff backoff(
+      {.initial = milliseconds(1000), .max = milliseconds(10'000), .factor = 2.0, .jitter = 1.0},
+      clock, [&] { return next_random; });
   EXPECT_EQ(backoff.Next(), milliseconds(1500));  // 1000 + 0.5 * 1.0 * 1000
   next_random = 0.0;
   EXPECT_EQ(backoff.Next(), milliseconds(2000));
@@ -88,8 +91,11 @@ TEST(Backoff, JitterAddsUpToTheConfiguredFraction) {
 
 TEST(Backoff, ResetsAfterAQuietPeriod) {
   FakeClock clock;
-  Backoff backoff({.initial = milliseconds(100), .max = milliseconds(10'000), .factor = 2.0,
-                   .jitter = 0.0, .reset_after = milliseconds(1000)},
+  Backoff backoff({.initial = milliseconds(100),
+                   .max = milliseconds(10'000),
+                   .factor = 2.0,
+                   .jitter = 0.0,
+                   .reset_after = milliseconds(1000)},
                   clock, [] { return 0.0; });
   EXPECT_EQ(backoff.Next(), milliseconds(100));
   clock.Advance(milliseconds(500));

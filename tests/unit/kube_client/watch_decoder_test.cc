@@ -63,7 +63,8 @@ TEST(WatchEventDecoder, DecodesEventsSplitAnywhere) {
 
 TEST(WatchEventDecoder, FieldOrderDoesNotMatter) {
   WatchEventDecoder decoder;
-  decoder.Feed(R"({"object":{"metadata":{"name":"a","resourceVersion":"5"}},"type":"ADDED"})" "\n");
+  decoder.Feed(R"({"object":{"metadata":{"name":"a","resourceVersion":"5"}},"type":"ADDED"})"
+               "\n");
   WatchEvent event;
   auto next = decoder.Next(event);
   ASSERT_TRUE(next.ok()) << next.error().ToString();
@@ -230,12 +231,14 @@ TEST(ErrorFromResponse, DecodesStatus) {
   EXPECT_EQ(e.reason, "AlreadyExists");
   EXPECT_EQ(e.message, "pods \"a\" already exists");
 
-  e = ErrorFromResponse(409, R"({"kind":"Status","reason":"Conflict","message":"stale","code":409})");
+  e = ErrorFromResponse(409,
+                        R"({"kind":"Status","reason":"Conflict","message":"stale","code":409})");
   EXPECT_EQ(e.code, ErrorCode::kConflict);
   e = ErrorFromResponse(422, R"({"kind":"Status","reason":"Invalid","code":422})");
   EXPECT_EQ(e.code, ErrorCode::kInvalid);
   EXPECT_EQ(e.message, "the server responded with HTTP 422 (Invalid)");
-  e = ErrorFromResponse(401, R"({"kind":"Status","reason":"Unauthorized","message":"Unauthorized","code":401})");
+  e = ErrorFromResponse(
+      401, R"({"kind":"Status","reason":"Unauthorized","message":"Unauthorized","code":401})");
   EXPECT_EQ(e.code, ErrorCode::kUnauthorized);
   e = ErrorFromResponse(429, R"({"kind":"Status","reason":"TooManyRequests","code":429})");
   EXPECT_EQ(e.code, ErrorCode::kTooManyRequests);

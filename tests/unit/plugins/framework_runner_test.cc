@@ -213,8 +213,8 @@ TEST_F(RunnerTest, ParallelFilterInAnyChunkOrderFindsTheSequentialNodes) {
     CycleState state;
     Workspace ws;
     FixedRandom random(0);
-    ScheduleResult r =
-        fw->SchedulePod(*PodBuilder("p").Obj(), c_.snapshot(), state, ws, random, options, TestNow());
+    ScheduleResult r = fw->SchedulePod(*PodBuilder("p").Obj(), c_.snapshot(), state, ws, random,
+                                       options, TestNow());
     return std::make_pair(r, ws.feasible);
   };
   auto [sequential, sequential_nodes] = run(false);

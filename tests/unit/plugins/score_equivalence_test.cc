@@ -42,14 +42,13 @@ void Populate(Cluster& c, std::mt19937_64& rng) {
     const std::string mem = std::to_string(mem_gi(rng)) + "Gi";
     const std::string gpus = std::to_string(coin(rng) == 0 ? 0 : 8);
     auto& node = coin(rng) == 0
-                     ? c.AddNode("n" + std::to_string(i), {{"cpu", cpus.c_str()},
-                                                            {"memory", mem.c_str()},
-                                                            {"pods", "110"}})
+                     ? c.AddNode("n" + std::to_string(i),
+                                 {{"cpu", cpus.c_str()}, {"memory", mem.c_str()}, {"pods", "110"}})
                      : c.AddNode("n" + std::to_string(i), {{"cpu", cpus.c_str()},
-                                                            {"memory", mem.c_str()},
-                                                            {"pods", "110"},
-                                                            {"ephemeral-storage", "100Gi"},
-                                                            {"nvidia.com/gpu", gpus.c_str()}});
+                                                           {"memory", mem.c_str()},
+                                                           {"pods", "110"},
+                                                           {"ephemeral-storage", "100Gi"},
+                                                           {"nvidia.com/gpu", gpus.c_str()}});
     const int pods = coin(rng) + coin(rng);
     for (int k = 0; k < pods; ++k) {
       PodBuilder p("e" + std::to_string(i) + "-" + std::to_string(k));
@@ -58,9 +57,9 @@ void Populate(Cluster& c, std::mt19937_64& rng) {
       if (coin(rng) == 0) {
         p.Requests(c.names, {{"nvidia.com/gpu", "1"}});  // cpu/memory by default only
       } else {
-        p.Requests(c.names, {{"cpu", req_cpu.c_str()},
-                             {"memory", req_mem.c_str()},
-                             {"ephemeral-storage", "1Gi"}});
+        p.Requests(
+            c.names,
+            {{"cpu", req_cpu.c_str()}, {"memory", req_mem.c_str()}, {"ephemeral-storage", "1Gi"}});
       }
       node.AddPod(p.Obj());
     }
@@ -70,9 +69,7 @@ void Populate(Cluster& c, std::mt19937_64& rng) {
 std::vector<std::shared_ptr<PodInfo>> Pods(Cluster& c) {
   return {PodBuilder("plain").Requests(c.names, {{"cpu", "2"}, {"memory", "4Gi"}}).Obj(),
           PodBuilder("nothing").Obj(),
-          PodBuilder("gpu")
-              .Requests(c.names, {{"cpu", "500m"}, {"nvidia.com/gpu", "2"}})
-              .Obj(),
+          PodBuilder("gpu").Requests(c.names, {{"cpu", "500m"}, {"nvidia.com/gpu", "2"}}).Obj(),
           PodBuilder("disk")
               .Requests(c.names, {{"memory", "1Gi"}, {"ephemeral-storage", "10Gi"}})
               .Obj()};
@@ -283,7 +280,8 @@ TEST_P(NodeAffinityEquivalenceTest, FilterAndScoreMatchPerNodeEvaluation) {
     const PluginArgs any_args = args;
     auto plugin = MakePlugin(&NodeAffinity::Create, &any_args);
     PodBuilder b("p" + std::to_string(round));
-    if (round % 2 == 0) b.NodeSelector(std::string(kLabelTopologyZone), "z" + std::to_string(round % 6));
+    if (round % 2 == 0)
+      b.NodeSelector(std::string(kLabelTopologyZone), "z" + std::to_string(round % 6));
     if (round % 5 != 0) b.RequiredNodeAffinity(RandomSelector(rng));
     for (int k = 0; k < round % 3; ++k) {
       b.PreferredNodeAffinity(static_cast<int32_t>(rng() % 50 + 1), RandomSelector(rng).terms[0]);

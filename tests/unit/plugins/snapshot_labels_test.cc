@@ -32,7 +32,8 @@ TEST(SnapshotLabels, RowsFollowLabelChangesAndKeepThemAcrossPodChanges) {
   EXPECT_EQ(after_pod.node_labels(a).at(std::string(kLabelTopologyZone)), "z1");
 
   // A label change is seen, in the labels and in the indexed column.
-  c.node("a").SetLabels({{std::string(kLabelHostname), "a"}, {std::string(kLabelTopologyZone), "z2"}});
+  c.node("a").SetLabels(
+      {{std::string(kLabelHostname), "a"}, {std::string(kLabelTopologyZone), "z2"}});
   EXPECT_EQ(ZoneOf(c.snapshot(), a), "z2");
   c.node("b").SetLabels({{std::string(kLabelHostname), "b"}});
   EXPECT_EQ(ZoneOf(c.snapshot(), b), "");

@@ -54,9 +54,11 @@ TEST(Cache, CountsPodsWithAffinityThroughAssumeConfirmAndRemove) {
     n.SetAllocatable(plugins::testing::MakeResources(names, {{"cpu", "4"}, {"pods", "10"}}));
   });
   auto plain = OnNode(PodBuilder("plain").Obj(), "n1");
-  auto anti = OnNode(
-      PodBuilder("anti").PodAntiAffinity(plugins::testing::AffinityTerm("app=x", "kubernetes.io/hostname")).Obj(),
-      "n1");
+  auto anti =
+      OnNode(PodBuilder("anti")
+                 .PodAntiAffinity(plugins::testing::AffinityTerm("app=x", "kubernetes.io/hostname"))
+                 .Obj(),
+             "n1");
   ASSERT_TRUE(anti->has_pod_affinity);
   ASSERT_TRUE(cache.AssumePod(plain).ok());
   EXPECT_EQ(cache.PodsWithAffinity(), 0u);
@@ -143,7 +145,8 @@ TEST(Cache, IncrementalSnapshotMatchesAFullSync) {
     const int op = static_cast<int>(rng() % 10);
     const std::string node = "n" + std::to_string(rng() % static_cast<unsigned>(next_node));
     if (op < 5) {
-      auto pod = OnNode(PodBuilder("p" + std::to_string(step)).Requests(names, {{"cpu", "1"}}).Obj(), node);
+      auto pod = OnNode(
+          PodBuilder("p" + std::to_string(step)).Requests(names, {{"cpu", "1"}}).Obj(), node);
       for (Cache* c : {&cache, &mirror}) {
         if (op < 3) {
           ASSERT_TRUE(c->AssumePod(pod).ok());
@@ -159,7 +162,12 @@ TEST(Cache, IncrementalSnapshotMatchesAFullSync) {
     } else if (op == 7) {
       // A cycle's own edit of the synced snapshot (e.g. a nominated pod).
       auto row = incremental.FindNode(node);
-      if (row) incremental.AddPod(*row, OnNode(PodBuilder("scratch" + std::to_string(step)).Requests(names, {{"cpu", "2"}}).Obj(), node));
+      if (row)
+        incremental.AddPod(
+            *row,
+            OnNode(
+                PodBuilder("scratch" + std::to_string(step)).Requests(names, {{"cpu", "2"}}).Obj(),
+                node));
     } else if (op == 8) {
       if (rng() % 4 == 0) {
         for (Cache* c : {&cache, &mirror}) c->RemoveNode(node);
@@ -182,7 +190,8 @@ TEST(Cache, IncrementalSnapshotMatchesAFullSync) {
 }
 
 TEST(Convert, PodFieldsAndErrorsNameTheField) {
-  auto pod = kube::Pod::Decode(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","uid":"u1","labels":{"scheduling.copse.dev/pod-group":"g","scheduling.copse.dev/subgroup":"leaf"}},
+  auto pod = kube::Pod::Decode(
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","uid":"u1","labels":{"scheduling.copse.dev/pod-group":"g","scheduling.copse.dev/subgroup":"leaf"}},
     "spec":{"schedulerName":"copse-scheduler","priority":7,"preemptionPolicy":"Never","schedulingGates":[{"name":"x"}],
     "containers":[{"name":"c","resources":{"requests":{"cpu":"500m","nvidia.com/gpu":"2"}},"ports":[{"containerPort":80,"hostPort":8080}]}],
     "tolerations":[{"key":"k","operator":"Exists","effect":"NoSchedule"}]},
@@ -202,13 +211,14 @@ TEST(Convert, PodFieldsAndErrorsNameTheField) {
   EXPECT_EQ((*info)->pod_group, "g");
   EXPECT_EQ((*info)->sub_group, "leaf");
   ASSERT_TRUE((*info)->start_time.has_value());
-  EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(
-                (*info)->start_time->time_since_epoch())
-                .count() %
-                1000,
-            500);
+  EXPECT_EQ(
+      std::chrono::duration_cast<std::chrono::milliseconds>((*info)->start_time->time_since_epoch())
+              .count() %
+          1000,
+      500);
 
-  auto bad = kube::Pod::Decode(R"({"metadata":{"name":"p","namespace":"ns"},"spec":{"tolerations":[{"key":"k","operator":"Maybe"}],"containers":[]}})");
+  auto bad = kube::Pod::Decode(
+      R"({"metadata":{"name":"p","namespace":"ns"},"spec":{"tolerations":[{"key":"k","operator":"Maybe"}],"containers":[]}})");
   ASSERT_TRUE(bad.ok());
   auto rejected = ToPodInfo(*bad, names);
   ASSERT_FALSE(rejected.ok());
@@ -252,7 +262,8 @@ TEST(GangTracker, BarrierWaitsForTheObjectAndForMinCount) {
   EXPECT_NE(d.message.find("waiting for members: 3 pods required"), std::string::npos) << d.message;
   const std::string first_message = d.message;
   d = tracker.UpsertPending(Member("b", "g"));
-  EXPECT_EQ(d.message, first_message) << "one more member does not change the message (one status write per pod)";
+  EXPECT_EQ(d.message, first_message)
+      << "one more member does not change the message (one status write per pod)";
   auto c = Member("c", "g");
   d = tracker.UpsertPending(c);
   ASSERT_EQ(d.readiness, GangTracker::Readiness::kReady);
@@ -370,11 +381,13 @@ TEST(PlaceGang, PlacesAllOrReportsWhyAndNeverOverAllocates) {
   plugins::Registry registry;
   auto fw = DefaultFramework(registry);
   Cluster cluster;
-  for (int i = 0; i < 3; ++i) cluster.AddNode("n" + std::to_string(i), {{"cpu", "4"}, {"pods", "110"}});
+  for (int i = 0; i < 3; ++i)
+    cluster.AddNode("n" + std::to_string(i), {{"cpu", "4"}, {"pods", "110"}});
   Snapshot& snapshot = cluster.mutable_snapshot();
   std::vector<PodPtr> members;
   for (int i = 0; i < 10; ++i) {
-    members.push_back(PodBuilder("m" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
+    members.push_back(
+        PodBuilder("m" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
   }
   FixedRandom random(0);
   plugins::Workspace ws;
@@ -390,7 +403,8 @@ TEST(PlaceGang, PlacesAllOrReportsWhyAndNeverOverAllocates) {
   // On the now fuller snapshot, 10 more cannot all fit: 2 cpu are left.
   std::vector<PodPtr> more;
   for (int i = 0; i < 10; ++i) {
-    more.push_back(PodBuilder("x" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
+    more.push_back(
+        PodBuilder("x" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
   }
   GangPlacement q = PlaceGang(*fw, snapshot, more, options, random, ws);
   EXPECT_FALSE(q.satisfied);
@@ -409,7 +423,10 @@ TEST(PlaceGang, StopsEarlyWhenTheMinimumCannotBeReached) {
   // never tried: 3 of 4 required can no longer be reached.
   std::vector<PodPtr> members;
   for (int i = 0; i < 3; ++i) {
-    members.push_back(PodBuilder("big" + std::to_string(i)).Priority(5).Requests(cluster.names, {{"cpu", "4"}}).Obj());
+    members.push_back(PodBuilder("big" + std::to_string(i))
+                          .Priority(5)
+                          .Requests(cluster.names, {{"cpu", "4"}})
+                          .Obj());
   }
   members.push_back(PodBuilder("small").Requests(cluster.names, {{"cpu", "1"}}).Obj());
   FixedRandom random(0);
@@ -429,11 +446,13 @@ TEST(PodClassReuse, MatchesAFullPassForEveryPod) {
   auto fw = DefaultFramework(registry);
   for (bool reuse_enabled : {false, true}) {
     Cluster cluster;
-    for (int i = 0; i < 8; ++i) cluster.AddNode("n" + std::to_string(i), {{"cpu", "5"}, {"pods", "110"}});
+    for (int i = 0; i < 8; ++i)
+      cluster.AddNode("n" + std::to_string(i), {{"cpu", "5"}, {"pods", "110"}});
     Snapshot& snapshot = cluster.mutable_snapshot();
     std::vector<PodPtr> members;
     for (int i = 0; i < 40; ++i) {
-      members.push_back(PodBuilder("p" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
+      members.push_back(
+          PodBuilder("p" + std::to_string(i)).Requests(cluster.names, {{"cpu", "1"}}).Obj());
     }
     FixedRandom random(0);
     plugins::Workspace ws;
@@ -466,7 +485,8 @@ TEST(PodClassReuse, KeptAcrossGangsThatDifferOnlyInLabels) {
   auto fw = DefaultFramework(registry);
   for (bool labels_matter : {true, false}) {
     Cluster cluster;
-    for (int i = 0; i < 6; ++i) cluster.AddNode("n" + std::to_string(i), {{"cpu", "4"}, {"pods", "110"}});
+    for (int i = 0; i < 6; ++i)
+      cluster.AddNode("n" + std::to_string(i), {{"cpu", "4"}, {"pods", "110"}});
     Snapshot& snapshot = cluster.mutable_snapshot();
     FixedRandom random(0);
     plugins::Workspace ws;

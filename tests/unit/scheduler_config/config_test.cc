@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
 #include <any>
 #include <cstdio>
 #include <fstream>
@@ -164,7 +163,8 @@ TEST_F(ConfigTest, PipelinedConnectionsDefaultToTwoAndCanBeSet) {
   Result<SchedulerConfig> defaults = Parse(Doc(kCopse, "parallelism: 4\n"));
   ASSERT_TRUE(defaults.ok()) << defaults.error().message;
   EXPECT_EQ(defaults->client_connection.pipelined_connections, 2);
-  Result<SchedulerConfig> set = Parse(Doc(kCopse, "clientConnection:\n  pipelinedConnections: 0\n"));
+  Result<SchedulerConfig> set =
+      Parse(Doc(kCopse, "clientConnection:\n  pipelinedConnections: 0\n"));
   ASSERT_TRUE(set.ok()) << set.error().message;
   EXPECT_EQ(set->client_connection.pipelined_connections, 0);
 }
@@ -583,8 +583,8 @@ profiles:
   ASSERT_TRUE(r.ok()) << r.error().message;
   const auto& mp = r->profiles[0].plugins.multi_point.enabled;
   // Same position as in the default list (after TaintToleration), new weight.
-  const auto taints = std::find_if(mp.begin(), mp.end(),
-                                   [](const auto& p) { return p.name == "TaintToleration"; });
+  const auto taints =
+      std::find_if(mp.begin(), mp.end(), [](const auto& p) { return p.name == "TaintToleration"; });
   ASSERT_NE(taints, mp.end());
   ASSERT_NE(taints + 1, mp.end());
   EXPECT_EQ(taints[1].name, "NodeAffinity");
@@ -703,8 +703,7 @@ profiles:
   auto fw = Build(r->profiles[0]);
   ASSERT_NE(fw, nullptr);
   // After the default profile's own PreEnqueue plugin.
-  EXPECT_THAT(fw->PluginNames(ExtensionPoint::kPreEnqueue),
-              ElementsAre("SchedulingGates", "Gate"));
+  EXPECT_THAT(fw->PluginNames(ExtensionPoint::kPreEnqueue), ElementsAre("SchedulingGates", "Gate"));
 
   // The plugin's own validation is reported under the pluginConfig entry.
   const std::string bad_doc = Doc(kCopse, R"(
