@@ -186,7 +186,7 @@ int RunLocal(int argc, char** argv) {
       have_default = have_default || profile.scheduler_name == "default-scheduler";
     }
     if (!have_default) {
-      scheduler_options.profiles.push_back(plugins::DefaultProfile("default-scheduler"));
+      scheduler_options.profiles.push_back(plugins::KubeDefaultProfile("default-scheduler"));
     }
   }
   auto shape = ParseResourceList(node_shape);
