@@ -762,6 +762,11 @@ bool SchedulingQueue::MayHelp(const Entry& entry, const PodInfo& assigned) const
   return false;
 }
 
+const QueuedUnit* SchedulingQueue::PeekActive() const noexcept {
+  const Entry* head = active_.Top();
+  return head == nullptr ? nullptr : &head->unit;
+}
+
 std::optional<PoppedUnit> SchedulingQueue::Pop() {
   if (active_.empty()) return std::nullopt;
   Entry& entry = *active_.Pop();

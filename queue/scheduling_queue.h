@@ -153,6 +153,9 @@ class SchedulingQueue {
   // activeQ's head, or nullopt when activeQ is empty. The queue never waits:
   // the loop sleeps on its inbox until an event or a timer is due.
   std::optional<PoppedUnit> Pop();
+  // activeQ's head (what Pop would return next), or null when activeQ is
+  // empty. Valid until the queue is next changed.
+  const QueuedUnit* PeekActive() const noexcept;
   // Hands back an in-flight unit whose attempt `cycle` was rejected (step 3).
   // Returns where it went; kNone when the unit is not in flight with that
   // cycle (stale call) or was deleted meanwhile (then it is dropped).

@@ -71,7 +71,8 @@ SchedulerLoop::SchedulerLoop(const SchedulerOptions& options, const Profiles& pr
       pod_cycle_(profiles, cache_, queue_, env_, clock),
       workload_cycle_(profiles, cache_, queue_, gangs_, topologies_, env_, clock),
       reporter_(writer, gangs_, profiles, clock, ReporterOptionsOf(options)),
-      preemption_(writer, queue_, profiles) {}
+      preemption_(writer, queue_, profiles),
+      burst_(GangBurstOptions{options.gang_burst_window, options.gang_burst_max_skips}) {}
 
 void SchedulerLoop::Stop() {
   stopping_.store(true);
@@ -100,7 +101,17 @@ void SchedulerLoop::Run(const std::function<bool()>& synced) {
     ApplyInbox();
     RunTimers();
     Publish();
-    if (std::optional<queue::PoppedUnit> unit = queue_.Pop()) {
+    hold_until_.reset();
+    if (const queue::QueuedUnit* head = queue_.PeekActive();
+        burst_.enabled() && head != nullptr && head->key.kind == queue::UnitKind::kPodGroup) {
+      // Choosing among queued gangs (scheduler/gang_burst.h): a fresh gang
+      // waits out the window for the rest of its burst.
+      hold_until_ = burst_.HoldUntil(*head, clock_.Now());
+      if (!hold_until_.has_value()) {
+        RunGangBurst();
+        continue;
+      }
+    } else if (std::optional<queue::PoppedUnit> unit = queue_.Pop()) {
       RunCycle(*unit);
       continue;
     }
@@ -148,6 +159,7 @@ std::chrono::steady_clock::time_point SchedulerLoop::NextWake() const {
   }
   if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) due = std::min(due, *report);
   if (options_.metrics != nullptr) due = std::min(due, last_metrics_update_ + kMetricsInterval);
+  if (hold_until_.has_value()) due = std::min(due, *hold_until_);
   const Clock::Duration wait =
       std::clamp<Clock::Duration>(due - now, Clock::Duration::zero(), kMaxSleep);
   return std::chrono::steady_clock::now() + wait;
@@ -181,6 +193,36 @@ void SchedulerLoop::RunCycle(const queue::PoppedUnit& unit) {
   }
   stats_.scheduling_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void SchedulerLoop::RunGangBurst() {
+  // The pod groups of the head's priority at activeQ's head, in queue order.
+  std::vector<queue::PoppedUnit> units;
+  const int32_t priority = queue_.PeekActive()->priority;
+  while (units.size() < std::max<size_t>(1, burst_.options().max_batch)) {
+    const queue::QueuedUnit* head = queue_.PeekActive();
+    if (head == nullptr || head->key.kind != queue::UnitKind::kPodGroup ||
+        head->priority != priority) {
+      break;
+    }
+    units.push_back(*queue_.Pop());
+  }
+  std::vector<BurstGang> burst;
+  burst.reserve(units.size());
+  for (const queue::PoppedUnit& unit : units) {
+    const std::shared_ptr<const GangSpec> spec = gangs_.Info(unit.key()).spec;
+    burst.push_back(DescribeBurstGang(unit.key().ToString(), spec.get(), unit.pods));
+  }
+  bool first = true;
+  for (size_t i : burst_.Order(burst)) {
+    // Events that arrived meanwhile (a member or group deleted, a bind
+    // confirmed) are applied between the cycles, as between any two pops.
+    if (!first) ApplyInbox();
+    first = false;
+    const uint64_t scheduled = stats_.scheduled;
+    RunCycle(units[i]);
+    if (stats_.scheduled > scheduled) burst_.Forget(burst[i].key);
+  }
 }
 
 void SchedulerLoop::ReportFailed(const CycleOutcome& outcome) {

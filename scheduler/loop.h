@@ -19,7 +19,9 @@
 //         (kube's podMaxInUnschedulablePodsDuration semantic), expired
 //         assumed pods, coalesced status writes and delayed waiting reports,
 //         metrics.
-//      c. Pop one unit: PodCycle or WorkloadCycle computes a CycleOutcome,
+//      c. Pop one unit (or, with a gang burst window, every pod group of the
+//         head's priority, run in GangBurst's order: scheduler/gang_burst.h):
+//         PodCycle or WorkloadCycle computes a CycleOutcome,
 //         which the loop applies: assume + Reserve, Permit, PreBind and Bind
 //         through the profile's plugins for each placement; requeue with the
 //         rejecting plugins (or Done); PodScheduled / PodGroupScheduled
@@ -35,6 +37,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +47,7 @@
 #include "scheduler/api_writer.h"
 #include "scheduler/cache.h"
 #include "scheduler/cycle_env.h"
+#include "scheduler/gang_burst.h"
 #include "scheduler/gangs.h"
 #include "scheduler/inbox.h"
 #include "scheduler/pod_cycle.h"
@@ -94,6 +98,8 @@ class SchedulerLoop {
   void RunTimers();
   std::chrono::steady_clock::time_point NextWake() const;
   void RunCycle(const queue::PoppedUnit& unit);
+  // Pops the pod groups of the head's priority and runs them in burst_'s order.
+  void RunGangBurst();
   void ApplyPodOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);
   void ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);
   void ReportFailed(const CycleOutcome& outcome);
@@ -150,6 +156,8 @@ class SchedulerLoop {
   WorkloadCycle workload_cycle_;
   StatusReporter reporter_;
   PreemptionActuator preemption_;
+  GangBurst burst_;
+  std::optional<Clock::TimePoint> hold_until_;  // a fresh gang's burst window
   std::unordered_map<std::string, Binding> bindings_;
   uint64_t next_attempt_ = 0;
 

@@ -18,6 +18,8 @@ SchedulerOptions SchedulerOptionsFromConfig(const config::SchedulerConfig& cfg) 
   options.parallelism = cfg.parallelism;
   options.pod_group_max_backoff =
       std::chrono::duration_cast<Clock::Duration>(cfg.pod_group_max_backoff);
+  options.gang_burst_window = std::chrono::duration_cast<Clock::Duration>(cfg.gang_burst_window);
+  options.gang_burst_max_skips = cfg.gang_burst_max_skips;
   return options;
 }
 

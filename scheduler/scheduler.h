@@ -75,6 +75,13 @@ struct SchedulerOptions {
   // event saying so; the members of a gang created in one burst write
   // nothing. 0: report at once.
   Clock::Duration waiting_report_delay = std::chrono::seconds(1);
+  // Choosing among queued gangs (scheduler/gang_burst.h): pod groups of one
+  // priority arriving within this window are run in an order that places
+  // more of them (constrained first, smallest demand first); a group
+  // skipped more than gang_burst_max_skips times goes first. 0 (the
+  // default): off, strict FIFO within a priority.
+  Clock::Duration gang_burst_window = Clock::Duration::zero();
+  int32_t gang_burst_max_skips = 3;
   // Threads for parallel Filter/Score (0: hardware concurrency).
   int parallelism = 0;
   size_t filter_chunk_size = 256;

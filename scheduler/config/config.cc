@@ -253,11 +253,13 @@ void Parser::DecodeTop(const YAML::Node& root, bool copse_kind) {
     if (r.Int64("podGroupMaxBackoffSeconds", d_.pod_group_max_backoff_seconds)) {
       c.pod_group_max_backoff = std::chrono::seconds(d_.pod_group_max_backoff_seconds);
     }
+    r.Duration("gangBurstWindow", c.gang_burst_window);
+    r.Int32("gangBurstMaxSkips", c.gang_burst_max_skips);
     if (std::optional<YAML::Node> n = r.Get("opsServer")) DecodeOpsServer(*n, "opsServer");
   } else {
     for (std::string_view key :
          {"podMaxInUnschedulablePodsDuration", "podGroupInitialBackoffSeconds",
-          "podGroupMaxBackoffSeconds", "opsServer"}) {
+          "podGroupMaxBackoffSeconds", "gangBurstWindow", "gangBurstMaxSkips", "opsServer"}) {
       r.Reject(key, kCopseOnlyHint);
     }
   }
@@ -491,6 +493,14 @@ void Parser::Validate() {
     errors_.Invalid("podMaxInUnschedulablePodsDuration",
                     Quote(FormatGoDuration(c.pod_max_in_unschedulable_pods)),
                     "must be greater than 0");
+  }
+  if (c.gang_burst_window < std::chrono::nanoseconds::zero()) {
+    errors_.Invalid("gangBurstWindow", Quote(FormatGoDuration(c.gang_burst_window)),
+                    "must be greater than or equal to 0");
+  }
+  if (c.gang_burst_max_skips < 0) {
+    errors_.Invalid("gangBurstMaxSkips", c.gang_burst_max_skips,
+                    "must be greater than or equal to 0");
   }
   if (c.client_connection.burst < 0) {
     errors_.Invalid("clientConnection.burst", c.client_connection.burst,

@@ -1018,6 +1018,23 @@ TEST_F(ConfigTest, CopseFieldsAreUnknownInTheKubeKind) {
   EXPECT_EQ(r->pod_group_max_backoff, std::chrono::seconds(30));
 }
 
+TEST_F(ConfigTest, GangBurstFields) {
+  Result<SchedulerConfig> none = Parse(Doc(kCopse, ""));
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(none->gang_burst_window, std::chrono::nanoseconds::zero());  // off by default
+  EXPECT_EQ(none->gang_burst_max_skips, 3);
+  Result<SchedulerConfig> r = Parse(Doc(kCopse, "gangBurstWindow: 250ms\ngangBurstMaxSkips: 5\n"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->gang_burst_window, std::chrono::milliseconds(250));
+  EXPECT_EQ(r->gang_burst_max_skips, 5);
+  EXPECT_THAT(ErrorOf(Doc(kKube, "gangBurstWindow: 1s\n")),
+              HasSubstr("unknown field \"gangBurstWindow\""));
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "gangBurstWindow: -1s\n")),
+            "gangBurstWindow: Invalid value: \"-1s\": must be greater than or equal to 0");
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "gangBurstMaxSkips: -2\n")),
+            "gangBurstMaxSkips: Invalid value: -2: must be greater than or equal to 0");
+}
+
 TEST_F(ConfigTest, DuplicateFields) {
   EXPECT_EQ(ErrorOf(Doc(kCopse, "parallelism: 4\nparallelism: 8\n")),
             "duplicate field \"parallelism\" (line 4, column 1)");
