@@ -48,6 +48,9 @@ std::span<const Scenario> Scenarios() {
        "200 small GPU clusters, gangs all at once: copse's gangs placed against the exact "
        "optimum and first fit, stranded GPUs",
        &RunQualityBench},
+      {"quality-burst",
+       "quality with the gang burst window on (100 ms): gangs of a burst ordered to place more",
+       &RunQualityBurstBench},
   }};
   return kScenarios;
 }

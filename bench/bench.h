@@ -91,5 +91,6 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
 Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunQualityBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunQualityBurstBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench
