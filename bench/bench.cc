@@ -18,7 +18,7 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 9> kScenarios{{
+  static const std::array<Scenario, 10> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench},
