@@ -7,7 +7,9 @@
 // ones needed. With a window W > 0 the loop:
 //   1. Holds a pod group at activeQ's head that has never been attempted
 //      until W after it entered the queue (HoldUntil), so that the rest of
-//      its burst arrives; a retried group is never held.
+//      its burst arrives; a retried group is never held. Units behind it in
+//      activeQ (lower priority, or later) wait with it; a unit that sorts
+//      before it (higher priority) is popped as usual.
 //   2. Then pops every pod group at activeQ's head with that priority (up
 //      to max_batch, stopping at the first unit that is a single pod or of
 //      another priority) and runs their cycles in Order's order:
