@@ -100,6 +100,14 @@ double NamedThreadsCpuSeconds(const std::string& name) {
     std::string thread_name;
     std::getline(comm, thread_name);
     if (thread_name != name) continue;
+    // schedstat's first field: nanoseconds on a CPU (user + system), exact
+    // where stat's clock ticks (10 ms) would round a short run to 0.
+    std::ifstream schedstat(base + "/schedstat");
+    unsigned long long run_ns = 0;
+    if (schedstat >> run_ns) {
+      total += static_cast<double>(run_ns) / 1e9;
+      continue;
+    }
     std::ifstream stat(base + "/stat");
     std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
     // Fields after the parenthesised command: state is field 3, utime 14, stime 15.

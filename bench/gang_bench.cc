@@ -1,8 +1,8 @@
-// Gang scenarios (issue 4), end to end through the embedded API server like
+// Gang scenarios, end to end on the bench harness (bench/harness.h) like
 // `basic`: the scheduler connects over loopback HTTP (list+watch, bindings,
-// status, events, evictions); the benchmark writes objects straight into the
-// store and a store watch records when each pod gets its nodeName (and when
-// it is deleted). No kubelet simulator runs: bound pods stay Pending.
+// status, events, evictions); the benchmark POSTs every PodGroup and pod over
+// HTTP and the harness's watch records when each pod gets its nodeName (and
+// when it is deleted). No kubelet simulator runs: bound pods stay Pending.
 // Gangs are scheduling.k8s.io/v1alpha2 PodGroups (gang.minCount = the gang's
 // size); pods join with spec.schedulingGroup.podGroupName. Every PodGroup is
 // created before its pods, as a workload controller does.
@@ -26,7 +26,9 @@
 //                 that every victim was evicted for a gang that is now bound
 //                 and that no node holds more than 3 pods.
 //
-// Figures: pods/s = measured pods / (last bound - first created); latency =
+// Figures: pods/s = measured pods bound / (last bound - first create, the
+// clock starting before the measured PodGroups); a timeout is a failure
+// (timed_out, exit 1) whose figures cover what was bound; latency =
 // pod created -> bound; gang attempt time = the scheduler's
 // SchedulerStats::scheduling_seconds / attempts over the measured phase (in
 // these scenarios every unit is a PodGroup, so every attempt is a gang

@@ -1,7 +1,7 @@
-// Topology scenario (issue 5), end to end through the embedded API server:
-// the scheduler connects over loopback HTTP (list+watch, bindings, status,
-// events); the benchmark writes objects straight into the store and a store
-// watch records when each pod gets its nodeName. No kubelet simulator runs.
+// Topology scenarios, end to end on the bench harness (bench/harness.h): the
+// scheduler connects over loopback HTTP (list+watch, bindings, status,
+// events); the benchmark POSTs every object over HTTP and the harness's watch
+// records when each pod gets its nodeName. No kubelet simulator runs.
 //
 //   topology  KEP-5732's perf shape: 5,000 nodes (4 cpu, 32Gi, 110 pods)
 //             spread over 50 racks (label copse.dev/rack), 50 warm-up gangs,
@@ -24,29 +24,25 @@
 //             whole gang (every replica required). The demand (108% of the
 //             270,000 pod slots) is sized so that most gangs fit and the last
 //             ones do not.
-//             Phase 1, not measured: every gang's pods, then a wait until the
-//             scheduler has observed them all (it marks each pod once as
-//             waiting for its PodGroup). Phase 2, measured: the 2,000
-//             PodGroups back to back; a gang is complete, and schedulable,
-//             when its PodGroup is created. The run ends when every gang is
-//             bound whole or its PodGroup reports phase Unschedulable (the
-//             cluster only fills up, so it cannot fit later) and no pod was
-//             bound for a second.
-//             Why pods first: it times the gang placement alone (a gang is
-//             complete when its PodGroup appears), not pod creation.
-//             Figures: gangs bound, pods/s (bound pods / first PodGroup
-//             created -> last pod bound), p50_ms / p99_ms per pod (its
-//             PodGroup created -> bound), gang_p50_ms / gang_p99_ms (PodGroup
-//             created -> last member bound), subgroup_one_rack_fraction
-//             (bound replicas whose pods share a rack), gang_one_block_fraction
-//             (bound gangs in one block; must be 1), gangs_partially_bound
-//             (must be 0), nodes_over_allocatable (nodes holding more than
-//             18 of these pods; must be 0), bind_failures. Latencies include
-//             queueing behind earlier gangs.
+//             Measured from before the first create: every gang's pods,
+//             then the 2,000 PodGroups, all over HTTP (bench/harness.h); a
+//             gang is complete, and schedulable, when its PodGroup is
+//             created. The run ends when every gang is bound whole or its
+//             PodGroup reports phase Unschedulable (the cluster only fills
+//             up, so it cannot fit later) and no pod was bound for a second.
+//             Figures: gangs bound, pods/s (bound pods / first create -> last
+//             bind), p50_ms / p99_ms per pod (its create -> bind),
+//             gang_p50_ms / gang_p99_ms (PodGroup created -> last member
+//             bound), subgroup_one_rack_fraction (bound replicas whose pods
+//             share a rack), gang_one_block_fraction (bound gangs in one
+//             block; must be 1), gangs_partially_bound (must be 0),
+//             nodes_over_allocatable (nodes holding more than 18 of these
+//             pods; must be 0), bind_failures. Latencies include queueing
+//             behind earlier gangs.
 //             --nodes N (>= 300) keeps the 300 racks and scales the gang count
 //             with it (2,000 x N / 15,000); --pods P draws gangs until P pods.
 //
-// Figures as in `gang`: pods/s = measured pods / (last bound - first
+// Figures as in `gang`: pods/s = measured pods bound / (last bound - first
 // created); latency = created -> bound; gang attempt time = the scheduler's
 // loop seconds / attempts over the measured phase; scheduler CPU = the
 // scheduler's threads (named copse-sched). packed_fraction = the share of
@@ -424,9 +420,11 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
     }
   }
 
-  // Measured from before the first create: every gang's PodGroup, then every
-  // gang's pods, over HTTP (a workload controller's order). Latencies run
-  // from each pod's create; a gang's from its PodGroup's create.
+  // Measured from before the first create: every gang's pods, then every
+  // gang's PodGroup, over HTTP. A copse PodGroup's phase is only meaningful
+  // once its members exist, and the end of the run is read from it, so the
+  // pods come first. Latencies run from each pod's create; a gang's from its
+  // PodGroup's create (when it became complete).
   std::vector<std::string> group_bodies;
   std::vector<std::string> pod_bodies;
   pod_bodies.reserve(static_cast<size_t>(total_pods));
@@ -443,13 +441,13 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
   const scheduler::SchedulerStats before = h.scheduler()->stats();
   in.start = BenchClock::now();
   const TimePoint start = in.start;
-  if (Status s = h.Create(kube::resources::kCopsePodGroups, kNamespace, std::move(group_bodies),
-                          &group_created, "podgroups", progress);
+  if (Status s = h.Create(kube::resources::kPods, kNamespace, std::move(pod_bodies), &in.created,
+                          "create", progress);
       !s.ok()) {
     return s.error();
   }
-  if (Status s = h.Create(kube::resources::kPods, kNamespace, std::move(pod_bodies), &in.created,
-                          "create", progress);
+  if (Status s = h.Create(kube::resources::kCopsePodGroups, kNamespace, std::move(group_bodies),
+                          &group_created, "podgroups", progress);
       !s.ok()) {
     return s.error();
   }

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 nodes=1000
 pods=3000
-copse=build/cmd/copse/copse
+copse=build/copse
 keep=""
 while (($#)); do
   case "$1" in

@@ -156,7 +156,9 @@ TEST(BenchScenarios, Topology) {
 
 TEST(BenchScenarios, TopologyLarge) {
   BenchOptions o;
-  o.nodes = 300;  // the smallest: 3 zones x 10 blocks x 10 racks
+  // 3 zones x 10 blocks x 10 racks of 2 nodes: a block holds 20 x 18 = 360
+  // pods, room for the largest gang (256). --pods 100 draws one gang.
+  o.nodes = 600;
   o.pods = 100;
   auto r = RunScenario("topology-large", o);
   ASSERT_TRUE(r.ok()) << r.error().ToString();
@@ -168,6 +170,7 @@ TEST(BenchScenarios, TopologyLarge) {
   std::map<std::string, int64_t> per_node;
   for (const auto& [pod, node] : r->placement) ++per_node[node];
   for (const auto& [node, n] : per_node) EXPECT_LE(n, 18) << node;
+  EXPECT_GT(r->extras.at("gangs_bound"), 0);
   EXPECT_EQ(r->extras.at("gangs_partially_bound"), 0);
   EXPECT_EQ(r->extras.at("gang_one_block_fraction"), 1.0);
   // Bound, or in a gang its PodGroup reported Unschedulable: every pod is accounted for.
