@@ -214,7 +214,7 @@ std::string PlotSvg(const BenchResult& r) {
   // share of pods bound within a latency (CDF).
   constexpr double kW = 480, kH = 320, kPad = 50;
   std::ostringstream svg;
-  char buf[256];
+  char buf[1024];  // the longest line (axis labels) is ~450 characters
   svg << R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="960" height="360" )svg"
       << R"svg(font-family="sans-serif" font-size="12">)svg"
       << "\n";

@@ -265,6 +265,15 @@ TEST(BenchScenarios, PlotIsAnSvgOfBothPanels) {
   EXPECT_NE(svg.find("latency CDF"), std::string::npos);
   EXPECT_NE(svg.find("<polyline"), svg.rfind("<polyline")) << "two curves";
   EXPECT_TRUE(svg.ends_with("</svg>\n"));
+  // Well-formed: every element opened is closed (a truncated line would not be).
+  auto count = [&](std::string_view what) {
+    size_t n = 0;
+    for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<text"), count("</text>"));
+  EXPECT_EQ(count("<line") + count("<polyline") + count("<rect"), count("/>"));
+  EXPECT_EQ(count("<text"), 11u) << "a title, and per panel a title, two axis labels, two values";
 }
 
 }  // namespace
