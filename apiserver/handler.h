@@ -64,6 +64,8 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::shared_ptr<WatchSession> watch;  // set: stream events instead of `body`
+  // Sent as `Warning: 299 - "<text>"` headers (kube's API warnings).
+  std::vector<std::string> warnings;
 };
 
 struct HandlerOptions {

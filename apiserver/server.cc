@@ -63,7 +63,8 @@ std::string Base64(std::string_view in) {
 // Cache-Control, Content-Length and, as Beast's keep_alive() sets it, a
 // Connection header when the persistence differs from the version's default.
 void AppendResponseHead(std::string& out, unsigned version, int status,
-                        std::string_view content_type, size_t content_length, bool keep_alive) {
+                        std::string_view content_type, size_t content_length, bool keep_alive,
+                        const std::vector<std::string>& warnings) {
   out += version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
   out += std::to_string(status);
   out += ' ';
@@ -76,6 +77,15 @@ void AppendResponseHead(std::string& out, unsigned version, int status,
   out += "\r\n";
   if (version >= 11 && !keep_alive) out += "Connection: close\r\n";
   if (version < 11 && keep_alive) out += "Connection: keep-alive\r\n";
+  // API warnings as kube-apiserver sends them (RFC 7234 code 299, no agent).
+  for (const std::string& warning : warnings) {
+    out += "Warning: 299 - \"";
+    for (char c : warning) {
+      if (c == '"' || c == '\\') out += '\\';
+      if (c != '\r' && c != '\n') out += c;
+    }
+    out += "\"\r\n";
+  }
   out += "\r\n";
 }
 
@@ -248,7 +258,7 @@ asio::awaitable<void> ApiServer::Impl::Serve(Stream& stream, bool client_certifi
     std::string& head = head_buffer;
     head.clear();
     AppendResponseHead(head, req.version(), out.status, out.content_type, out.body.size(),
-                       keep_alive);
+                       keep_alive, out.warnings);
     // The head of the next request is already here: hold this response.
     const std::string_view buffered(static_cast<const char*>(buffer.data().data()), buffer.size());
     const bool next_is_here = buffered.find("\r\n\r\n") != std::string_view::npos;
