@@ -67,11 +67,11 @@ class CrdChecker {
     if (!schema.is_object() || Flag(schema, "x-kubernetes-int-or-string")) return;
     if (value.is_object()) {
       Object(schema, value, Flag(schema, "x-kubernetes-embedded-resource"));
-    } else if (value.is_array()) {
+    } else if (dom::array arr; value.get(arr) == simdjson::SUCCESS) {
       auto items = schema.find("items");
       if (items == schema.end() || !items->is_object()) return;
       size_t index = 0;
-      for (Element item : value.get_array().value_unsafe()) {
+      for (Element item : arr) {
         const size_t mark = path_.size();
         path_ += '[' + std::to_string(index++) + ']';
         Value(*items, item);
