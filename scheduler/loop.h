@@ -18,6 +18,8 @@
 //      b. Timers: backoff expiry, the periodic unschedulable-pods flush
 //         (kube's podMaxInUnschedulablePodsDuration semantic), expired
 //         assumed pods, coalesced status writes and delayed waiting reports,
+//         gangs left below their minimum for gangRecoveryTimeout
+//         (scheduler/gang_recovery.h: their bound members are evicted),
 //         metrics.
 //      c. Pop one unit: PodCycle or WorkloadCycle computes a CycleOutcome,
 //         which the loop applies: assume + Reserve, Permit, PreBind and Bind
@@ -44,6 +46,7 @@
 #include "scheduler/api_writer.h"
 #include "scheduler/cache.h"
 #include "scheduler/cycle_env.h"
+#include "scheduler/gang_recovery.h"
 #include "scheduler/gangs.h"
 #include "scheduler/inbox.h"
 #include "scheduler/pod_cycle.h"
@@ -98,6 +101,8 @@ class SchedulerLoop {
   void ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);
   void ReportFailed(const CycleOutcome& outcome);
   void CountPreemption(const PreemptionPlan& plan);
+  // Evicts the bound members of a gang left below its minimum.
+  void RecoverGang(const GangRecovery::Due& due);
   void Publish();
 
   // ---- handlers.cc: informer events ----
@@ -115,7 +120,7 @@ class SchedulerLoop {
   void Apply(TopologyGone& event);
   void PendingMember(const PodPtr& pod);
   void MemberBound(const PodPtr& pod);
-  void MemberGone(const PodInfo& pod);
+  void MemberGone(const PodInfo& pod, bool finished);
   void ApplyDecision(const GangTracker::Decision& decision);
   bool AllBinding(const queue::PodList& members) const;
   template <typename T>
@@ -150,6 +155,7 @@ class SchedulerLoop {
   WorkloadCycle workload_cycle_;
   StatusReporter reporter_;
   PreemptionActuator preemption_;
+  GangRecovery recovery_;
   std::unordered_map<std::string, Binding> bindings_;
   uint64_t next_attempt_ = 0;
 

@@ -7,7 +7,8 @@
 //   apiVersion: copse.dev/v1alpha1               kind: CopseSchedulerConfiguration
 // The copse kind accepts every kube field plus copse's own
 // (podMaxInUnschedulablePodsDuration, podGroupInitialBackoffSeconds,
-// podGroupMaxBackoffSeconds, opsServer); under the kube kind those are
+// podGroupMaxBackoffSeconds, gangRecoveryTimeout, opsServer); under the
+// kube kind those are
 // unknown fields.
 //
 // Parsing (ParseSchedulerConfig):
@@ -112,6 +113,9 @@ struct SchedulerConfig {
   // Backoff of a whole pod group (gang) after a failed Workload Scheduling Cycle.
   std::chrono::nanoseconds pod_group_initial_backoff = std::chrono::seconds(1);
   std::chrono::nanoseconds pod_group_max_backoff = std::chrono::seconds(60);
+  // copse: a gang bound below its minimum this long is evicted and placed
+  // again whole (gangRecoveryTimeout, a duration such as "60s"; 0: never).
+  std::chrono::nanoseconds gang_recovery_timeout = std::chrono::seconds(60);
 
   ClientConnection client_connection;
   LeaderElection leader_election;
