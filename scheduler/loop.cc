@@ -16,6 +16,7 @@ queue::QueueOptions QueueOptionsOf(const SchedulerOptions& options, const Profil
   qo.pod_initial_backoff = options.pod_initial_backoff;
   qo.pod_max_backoff = options.pod_max_backoff;
   qo.pod_max_in_unschedulable_pods = options.pod_max_in_unschedulable;
+  qo.pod_group_initial_backoff = options.pod_group_initial_backoff;
   qo.pod_group_max_backoff = options.pod_group_max_backoff;
   // One activeQ for every profile: they share the QueueSort plugin.
   qo.less = QueueSortLess(profiles.at(0));
