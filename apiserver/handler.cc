@@ -713,6 +713,12 @@ HttpResponse Handler::HandleResource(Request& req) {
   if (sub == "binding" || sub == "eviction") {
     if (method != "POST") return fail(MethodNotAllowed(method));
     if (sub == "binding") {
+      if (!options_.bind_reject_prefix.empty() &&
+          req.name.starts_with(options_.bind_reject_prefix)) {
+        return fail(MakeHttpError(
+            ErrorCode::kForbidden, 403, "Forbidden",
+            "pods \"" + req.name + "\" is forbidden: binding rejected by test policy"));
+      }
       if (InjectBindFailure()) {
         return fail(MakeHttpError(ErrorCode::kInternal, 500, "InternalError",
                                   "Internal error occurred: injected binding failure"));

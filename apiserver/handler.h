@@ -72,6 +72,7 @@ struct HandlerOptions {
   std::string token;
   double bind_failure_rate = 0.0;
   double bind_lost_reply_rate = 0.0;  // see Options::bind_lost_reply_rate
+  std::string bind_reject_prefix;     // see Options::bind_reject_prefix
   uint64_t seed = 1;
   std::chrono::milliseconds bookmark_interval{5000};
 };

@@ -393,6 +393,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(Options options) {
   HandlerOptions hopts;
   hopts.token = options.token;
   hopts.bind_failure_rate = options.bind_failure_rate;
+  hopts.bind_reject_prefix = options.bind_reject_prefix;
   hopts.bind_lost_reply_rate = options.bind_lost_reply_rate;
   hopts.seed = options.seed;
   hopts.bookmark_interval = options.bookmark_interval;

@@ -16,6 +16,7 @@ queue::QueueOptions QueueOptionsOf(const SchedulerOptions& options, const Profil
   qo.pod_initial_backoff = options.pod_initial_backoff;
   qo.pod_max_backoff = options.pod_max_backoff;
   qo.pod_max_in_unschedulable_pods = options.pod_max_in_unschedulable;
+  qo.pod_group_initial_backoff = options.pod_group_initial_backoff;
   qo.pod_group_max_backoff = options.pod_group_max_backoff;
   // One activeQ for every profile: they share the QueueSort plugin.
   qo.less = QueueSortLess(profiles.at(0));
@@ -37,8 +38,10 @@ CycleEnvOptions EnvOptionsOf(const SchedulerOptions& options) {
   return eo;
 }
 
-StatusReporterOptions ReporterOptionsOf(const SchedulerOptions& options) {
+StatusReporterOptions ReporterOptionsOf(const SchedulerOptions& options,
+                                        const ResourceNames& names) {
   StatusReporterOptions ro;
+  ro.names = &names;
   ro.waiting_report_delay = options.waiting_report_delay;
   return ro;
 }
@@ -68,11 +71,12 @@ SchedulerLoop::SchedulerLoop(const SchedulerOptions& options, const Profiles& pr
       queue_(clock, QueueOptionsOf(options, profiles), QueueProfilesOf(profiles)),
       gangs_(profiles.names()),
       env_(names, EnvOptionsOf(options)),
-      pod_cycle_(profiles, cache_, queue_, env_, clock),
+      pod_cycle_(profiles, cache_, queue_, gangs_, env_, clock),
       workload_cycle_(profiles, cache_, queue_, gangs_, topologies_, env_, clock),
-      reporter_(writer, gangs_, profiles, clock, ReporterOptionsOf(options)),
+      reporter_(writer, gangs_, profiles, clock, ReporterOptionsOf(options, names)),
       preemption_(writer, queue_, profiles),
-      burst_(GangBurstOptions{options.gang_burst_window, options.gang_burst_max_skips}) {}
+      burst_(GangBurstOptions{options.gang_burst_window, options.gang_burst_max_skips}),
+      recovery_(options.gang_recovery_timeout) {}
 
 void SchedulerLoop::Stop() {
   stopping_.store(true);
@@ -148,7 +152,21 @@ void SchedulerLoop::RunTimers() {
   for (const PodPtr& expired : cache_.CleanupExpiredAssumedPods()) {
     queue_.AssignedPodDeleted(expired);
   }
+  for (const GangRecovery::Due& due : recovery_.Check(gangs_, cache_, now)) RecoverGang(due);
   reporter_.Flush();
+}
+
+void SchedulerLoop::RecoverGang(const GangRecovery::Due& due) {
+  ++stats_.gangs_recovered;
+  Log(0, "scheduler", due.message);
+  reporter_.GroupDisrupted(due.key, kube::kReasonGangBelowMinimum, due.message);
+  reporter_.GroupEvent(due.key, kube::kReasonGangBelowMinimum, due.message);
+  for (const PodPtr& pod : due.bound) {
+    const PodId id{pod->namespace_name, pod->name, pod->uid};
+    writer_.PreemptVictim(
+        id, due.message, [](Status) {}, kube::kReasonGangBelowMinimum);
+    writer_.RecordPodEvent(id, "Warning", kube::kReasonGangBelowMinimum, due.message);
+  }
 }
 
 std::chrono::steady_clock::time_point SchedulerLoop::NextWake() const {
@@ -158,6 +176,9 @@ std::chrono::steady_clock::time_point SchedulerLoop::NextWake() const {
     due = std::min(due, *backoff);
   }
   if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) due = std::min(due, *report);
+  if (std::optional<Clock::TimePoint> recovery = recovery_.NextDue()) {
+    due = std::min(due, *recovery);
+  }
   if (options_.metrics != nullptr) due = std::min(due, last_metrics_update_ + kMetricsInterval);
   if (hold_until_.has_value()) due = std::min(due, *hold_until_);
   const Clock::Duration wait =
@@ -269,6 +290,9 @@ void SchedulerLoop::ApplyPodOutcome(const queue::PoppedUnit& unit, CycleOutcome&
         ++stats_.preemption_attempts;
         CountPreemption(*outcome.preemption);
         preemption_.Actuate(*outcome.preemption);
+        reporter_.VictimGroupsDisrupted(
+            outcome.preemption->victims, kube::kReasonPreemptionByScheduler,
+            "member pods preempted to make room for pod " + unit.pod().FullName());
       }
       preemption_.Drop(outcome.drop_nominations);
       queue_.AddUnschedulableIfNotPresent(key, unit.cycle, outcome.rejection);
@@ -318,6 +342,9 @@ void SchedulerLoop::ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcom
       if (outcome.preemption.has_value()) {
         CountPreemption(*outcome.preemption);
         gangs_.SetPendingVictims(key, preemption_.Actuate(*outcome.preemption));
+        reporter_.VictimGroupsDisrupted(
+            outcome.preemption->victims, kube::kReasonPreemptionByScheduler,
+            "member pods preempted to make room for pod group " + outcome.preemption->group);
       }
       preemption_.Drop(outcome.drop_nominations);
       queue_.AddUnschedulableIfNotPresent(key, unit.cycle, outcome.rejection);

@@ -18,6 +18,8 @@
 //      b. Timers: backoff expiry, the periodic unschedulable-pods flush
 //         (kube's podMaxInUnschedulablePodsDuration semantic), expired
 //         assumed pods, coalesced status writes and delayed waiting reports,
+//         gangs left below their minimum for gangRecoveryTimeout
+//         (scheduler/gang_recovery.h: their bound members are evicted),
 //         metrics.
 //      c. Pop one unit (or, with a gang burst window, every pod group of the
 //         head's priority, run in GangBurst's order: scheduler/gang_burst.h):
@@ -48,6 +50,7 @@
 #include "scheduler/cache.h"
 #include "scheduler/cycle_env.h"
 #include "scheduler/gang_burst.h"
+#include "scheduler/gang_recovery.h"
 #include "scheduler/gangs.h"
 #include "scheduler/inbox.h"
 #include "scheduler/pod_cycle.h"
@@ -104,6 +107,8 @@ class SchedulerLoop {
   void ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);
   void ReportFailed(const CycleOutcome& outcome);
   void CountPreemption(const PreemptionPlan& plan);
+  // Evicts the bound members of a gang left below its minimum.
+  void RecoverGang(const GangRecovery::Due& due);
   void Publish();
 
   // ---- handlers.cc: informer events ----
@@ -121,7 +126,7 @@ class SchedulerLoop {
   void Apply(TopologyGone& event);
   void PendingMember(const PodPtr& pod);
   void MemberBound(const PodPtr& pod);
-  void MemberGone(const PodInfo& pod);
+  void MemberGone(const PodInfo& pod, bool finished);
   void ApplyDecision(const GangTracker::Decision& decision);
   bool AllBinding(const queue::PodList& members) const;
   template <typename T>
@@ -158,6 +163,7 @@ class SchedulerLoop {
   PreemptionActuator preemption_;
   GangBurst burst_;
   std::optional<Clock::TimePoint> hold_until_;  // a fresh gang's burst window
+  GangRecovery recovery_;
   std::unordered_map<std::string, Binding> bindings_;
   uint64_t next_attempt_ = 0;
 

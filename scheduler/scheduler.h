@@ -60,8 +60,15 @@ struct SchedulerOptions {
   Clock::Duration pod_initial_backoff = std::chrono::seconds(1);
   Clock::Duration pod_max_backoff = std::chrono::seconds(10);
   Clock::Duration pod_max_in_unschedulable = std::chrono::minutes(5);
-  // Cap of a pod group's backoff (it grows with the group's size).
+  // A pod group's own backoff after a failed Workload Scheduling Cycle:
+  // initial, doubling with each attempt, capped.
+  Clock::Duration pod_group_initial_backoff = std::chrono::seconds(1);
   Clock::Duration pod_group_max_backoff = std::chrono::seconds(60);
+  // A gang bound below its minimum (members' binds failed for good, or bound
+  // members vanished with their node) for this long, its re-placement having
+  // failed meanwhile, has its bound members evicted so its resources are
+  // freed and it is placed again whole (0: never).
+  Clock::Duration gang_recovery_timeout = std::chrono::seconds(60);
   // How often the unschedulable pool is checked for pods older than
   // pod_max_in_unschedulable (kube: every 30 s).
   Clock::Duration unschedulable_flush_interval = std::chrono::seconds(30);
@@ -112,6 +119,7 @@ struct SchedulerStats {
   uint64_t binds_verified = 0;  // binds of unknown outcome settled by reading the pod
   uint64_t preemption_attempts = 0;
   uint64_t preemption_victims = 0;
+  uint64_t gangs_recovered = 0;   // gangs below their minimum whose bound members were evicted
   uint64_t batched = 0;           // pods placed by reusing a pod class's filter pass
   double scheduling_seconds = 0;  // wall time spent in cycles on the loop thread
   // Published by the loop after each of its iterations (the cache and the

@@ -255,11 +255,13 @@ void Parser::DecodeTop(const YAML::Node& root, bool copse_kind) {
     }
     r.Duration("gangBurstWindow", c.gang_burst_window);
     r.Int32("gangBurstMaxSkips", c.gang_burst_max_skips);
+    r.Duration("gangRecoveryTimeout", c.gang_recovery_timeout);
     if (std::optional<YAML::Node> n = r.Get("opsServer")) DecodeOpsServer(*n, "opsServer");
   } else {
     for (std::string_view key :
          {"podMaxInUnschedulablePodsDuration", "podGroupInitialBackoffSeconds",
-          "podGroupMaxBackoffSeconds", "gangBurstWindow", "gangBurstMaxSkips", "opsServer"}) {
+          "podGroupMaxBackoffSeconds", "gangBurstWindow", "gangBurstMaxSkips",
+          "gangRecoveryTimeout", "opsServer"}) {
       r.Reject(key, kCopseOnlyHint);
     }
   }
@@ -488,6 +490,10 @@ void Parser::Validate() {
   if (d_.pod_group_max_backoff_seconds < d_.pod_group_initial_backoff_seconds) {
     errors_.Invalid("podGroupMaxBackoffSeconds", d_.pod_group_max_backoff_seconds,
                     "must be greater than or equal to podGroupInitialBackoffSeconds");
+  }
+  if (c.gang_recovery_timeout < std::chrono::nanoseconds::zero()) {
+    errors_.Invalid("gangRecoveryTimeout", Quote(FormatGoDuration(c.gang_recovery_timeout)),
+                    "must be greater than or equal to 0");
   }
   if (c.pod_max_in_unschedulable_pods <= std::chrono::nanoseconds::zero()) {
     errors_.Invalid("podMaxInUnschedulablePodsDuration",

@@ -1145,9 +1145,10 @@ TEST(TopologyPlacement, GangPreemptionFindsVictimsInsideOneRack) {
                                  runner.random, runner.workspace)
         .placement;
   };
-  GangPreemption gp = SelectGangVictims(
-      *runner.fw, snapshot, members, po, [](const PodInfo&) { return std::nullopt; }, runner.random,
-      runner.workspace, place);
+  const GangTracker gangs;
+  const VictimRules rules(snapshot, gangs, 100);
+  GangPreemption gp = SelectGangVictims(*runner.fw, snapshot, members, po, rules, runner.random,
+                                        runner.workspace, place);
   ASSERT_TRUE(gp.found) << gp.message;
   ASSERT_EQ(gp.victims.size(), 2u);
   ASSERT_EQ(gp.placement.size(), 4u);
