@@ -380,7 +380,7 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   // threads): what the 2 cores have to share.
   result.extras["process_cpu_ms_per_pod"] = process_cpu * 1000.0 / bound_pods;
   // Gangs bound whole, of those offered (measured phase).
-  const auto final_records = watcher.Records();
+  const auto& final_records = in.records;
   int64_t gangs_placed = 0;
   for (int64_t g = 0; g < shape.measured.gangs; ++g) {
     bool whole = true;
