@@ -24,7 +24,7 @@ FieldProblems Check(std::string_view api_version, std::string_view kind, std::st
 TEST(UnknownFields, AValidPodHasNone) {
   const FieldProblems p = Check("v1", "Pod", R"({"apiVersion":"v1","kind":"Pod",
     "metadata":{"name":"a","labels":{"x":"y"},"ownerReferences":[{"apiVersion":"v1","kind":"X","name":"n","uid":"u"}]},
-    "spec":{"schedulerName":"copse-scheduler","containers":[{"name":"c","image":"i",
+    "spec":{"schedulerName":"copse-scheduler","schedulingGroup":{"podGroupName":"g"},"containers":[{"name":"c","image":"i",
       "resources":{"requests":{"cpu":"1"}},"ports":[{"containerPort":80}]}],
       "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
         {"matchExpressions":[{"key":"k","operator":"In","values":["v"]}]}]}}}},
