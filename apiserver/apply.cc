@@ -493,18 +493,10 @@ Result<json> ApplyObject(const json* live, const json& applied_in, const ApplySc
 ApplySchema ResourceApplySchema(const ResourceInfo& info, std::string_view version,
                                 json* crd_schema) {
   if (!info.crd) return BuiltinApplySchema(info.ApiVersion(version), info.kind);
-  for (size_t i = 0; i < info.versions.size() && i < info.crd_versions.size(); ++i) {
-    if (info.versions[i] != version) continue;
-    const json v = json::parse(info.crd_versions[i], nullptr, false);
-    if (!v.is_object()) break;
-    auto schema = v.find("schema");
-    if (schema == v.end() || !schema->is_object()) break;
-    auto root = schema->find("openAPIV3Schema");
-    if (root == schema->end() || !root->is_object()) break;
-    *crd_schema = *root;
-    return ApplySchema{crd_schema, nullptr};
-  }
-  return ApplySchema{};
+  std::shared_ptr<const json> schema = CrdVersionSchema(info, version);
+  if (schema == nullptr) return ApplySchema{};
+  *crd_schema = *schema;
+  return ApplySchema{crd_schema, nullptr};
 }
 
 Status RecordUpdate(const json* before, json& after, const ApplySchema& schema,

@@ -1,9 +1,7 @@
 #include "apiserver/field_validation.h"
 
 #include <algorithm>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <unordered_map>
 
 #include "apiserver/selector.h"
 #include "kube/codec_json.h"
@@ -17,38 +15,6 @@ namespace dom = simdjson::dom;
 using json = nlohmann::json;
 using kube::codec::Element;
 using kube::protobuf::FieldProblems;
-
-// Parsed openAPIV3Schema of one CRD version, by the version's JSON text (a
-// ResourceInfo is rebuilt whenever its CRD changes, so the text identifies
-// the schema). Bounded: cleared when it outgrows kMaxCached.
-constexpr size_t kMaxCached = 512;
-std::mutex g_cache_mu;
-std::unordered_map<std::string, std::shared_ptr<const json>> g_cache;
-
-std::shared_ptr<const json> CrdSchema(const ResourceInfo& info, std::string_view version) {
-  for (size_t i = 0; i < info.versions.size() && i < info.crd_versions.size(); ++i) {
-    if (info.versions[i] != version) continue;
-    const std::string& text = info.crd_versions[i];
-    {
-      std::lock_guard lock(g_cache_mu);
-      if (auto it = g_cache.find(text); it != g_cache.end()) return it->second;
-    }
-    std::shared_ptr<const json> schema;
-    const json v = json::parse(text, nullptr, false);
-    if (v.is_object()) {
-      auto s = v.find("schema");
-      if (s != v.end() && s->is_object()) {
-        auto o = s->find("openAPIV3Schema");
-        if (o != s->end() && o->is_object()) schema = std::make_shared<const json>(*o);
-      }
-    }
-    std::lock_guard lock(g_cache_mu);
-    if (g_cache.size() >= kMaxCached) g_cache.clear();
-    g_cache.emplace(text, schema);
-    return schema;
-  }
-  return nullptr;
-}
 
 bool Flag(const json& node, const char* name) {
   auto it = node.find(name);
@@ -163,7 +129,7 @@ Result<std::vector<std::string>> ValidateFields(FieldValidation directive, const
   if (directive == FieldValidation::kIgnore) return std::vector<std::string>();
   FieldProblems problems;
   if (info.crd) {
-    std::shared_ptr<const json> schema = CrdSchema(info, version);
+    std::shared_ptr<const json> schema = CrdVersionSchema(info, version);
     if (schema == nullptr) return std::vector<std::string>();
     kube::codec::ParserLease lease;
     Element root;
