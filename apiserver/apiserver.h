@@ -81,6 +81,10 @@ struct Options {
   std::shared_ptr<Store> store;  // default: NewStore()
   // Test flag: fraction of pods/binding requests that fail with a 500.
   double bind_failure_rate = 0.0;
+  // Test flag: pods/binding requests for pods whose name starts with this
+  // (non-empty) are always rejected (403), as a policy that forbids them
+  // would: their binds fail for good.
+  std::string bind_reject_prefix;
   // Test flag: fraction of pods/binding requests that are applied but answered
   // with a 500, as when the reply is lost after the write (the client cannot
   // tell whether the pod was bound).

@@ -361,6 +361,16 @@ void EraseAt(json& object, const std::vector<std::string>& path) {
   }
 }
 
+// Adds `path` to a FieldsV1 set.
+void SetInsert(json& set, const std::vector<std::string>& path) {
+  json* node = &set;
+  for (const std::string& e : path) {
+    json& child = (*node)[e];
+    if (child.is_null()) child = json::object();
+    node = &child;
+  }
+}
+
 Error ApplyError(int status, std::string reason, std::string message) {
   Error e =
       MakeError(status == 409 ? ErrorCode::kConflict : ErrorCode::kInvalid, std::move(message));
@@ -478,6 +488,108 @@ Result<json> ApplyObject(const json* live, const json& applied_in, const ApplySc
                          {"fieldsV1", applied_set}});
   object["metadata"]["managedFields"] = std::move(out_entries);
   return object;
+}
+
+ApplySchema ResourceApplySchema(const ResourceInfo& info, std::string_view version,
+                                json* crd_schema) {
+  if (!info.crd) return BuiltinApplySchema(info.ApiVersion(version), info.kind);
+  std::shared_ptr<const json> schema = CrdVersionSchema(info, version);
+  if (schema == nullptr) return ApplySchema{};
+  *crd_schema = *schema;
+  return ApplySchema{crd_schema, nullptr};
+}
+
+Status RecordUpdate(const json* before, json& after, const ApplySchema& schema,
+                    const UpdateOptions& options) {
+  if (!after.is_object()) return Status::Ok();
+  Walker walker(schema);
+  json after_set = json::object();
+  std::vector<std::vector<std::string>> after_leaves;
+  std::vector<std::string> path;
+  json content = after;
+  if (auto meta = content.find("metadata"); meta != content.end() && meta->is_object()) {
+    meta->erase("managedFields");
+  }
+  // A list item without its key cannot be tracked; the write itself goes on.
+  if (!walker.Build(content, schema.root, path, &after_set, &after_leaves).ok()) {
+    return Status::Ok();
+  }
+  json entries = json::array();
+  std::vector<std::vector<std::string>> changed;
+  std::vector<std::vector<std::string>> removed;
+  if (before != nullptr && before->is_object()) {
+    if (auto meta = before->find("metadata"); meta != before->end() && meta->is_object()) {
+      if (auto mf = meta->find("managedFields"); mf != meta->end() && mf->is_array()) entries = *mf;
+    }
+    json old_content = *before;
+    for (const auto& leaf : after_leaves) {
+      const json* was = ValueAt(old_content, leaf);
+      const json* now = ValueAt(content, leaf);
+      if (was == nullptr || (leaf.back() != "." && now != nullptr && *was != *now)) {
+        changed.push_back(leaf);
+      }
+    }
+    if (auto meta = old_content.find("metadata"); meta != old_content.end() && meta->is_object()) {
+      meta->erase("managedFields");
+    }
+    json before_set = json::object();
+    std::vector<std::vector<std::string>> before_leaves;
+    path.clear();
+    if (walker.Build(old_content, schema.root, path, &before_set, &before_leaves).ok()) {
+      for (const auto& leaf : before_leaves) {
+        if (!SetHas(after_set, leaf)) removed.push_back(leaf);
+      }
+    }
+  } else {
+    changed = after_leaves;
+  }
+  if (before != nullptr && changed.empty() && removed.empty()) {
+    // Nothing changed: ownership (and its timestamps) stays as it was.
+    if (entries.empty()) {
+      if (auto meta = after.find("metadata"); meta != after.end() && meta->is_object()) {
+        meta->erase("managedFields");
+      }
+    } else {
+      after["metadata"]["managedFields"] = std::move(entries);
+    }
+    return Status::Ok();
+  }
+  auto is_mine = [&](const json& entry) {
+    return entry.value("manager", "") == options.manager &&
+           entry.value("operation", "") == "Update" &&
+           entry.value("subresource", "") == options.subresource;
+  };
+  json mine = json::object();
+  json out_entries = json::array();
+  for (json& entry : entries) {
+    if (!entry.is_object()) continue;
+    json& fields = entry["fieldsV1"];
+    if (!fields.is_object()) fields = json::object();
+    if (is_mine(entry)) {
+      mine = fields;
+      continue;
+    }
+    for (const auto& leaf : changed) SetErase(fields, leaf);
+    for (const auto& leaf : removed) SetErase(fields, leaf);
+    if (!fields.empty()) out_entries.push_back(std::move(entry));
+  }
+  for (const auto& leaf : changed) SetInsert(mine, leaf);
+  for (const auto& leaf : removed) SetErase(mine, leaf);
+  if (!mine.empty()) {
+    json entry = {{"manager", options.manager},        {"operation", "Update"},
+                  {"apiVersion", options.api_version}, {"time", options.now},
+                  {"fieldsType", "FieldsV1"},          {"fieldsV1", std::move(mine)}};
+    if (!options.subresource.empty()) entry["subresource"] = options.subresource;
+    out_entries.push_back(std::move(entry));
+  }
+  if (out_entries.empty()) {
+    if (auto meta = after.find("metadata"); meta != after.end() && meta->is_object()) {
+      meta->erase("managedFields");
+    }
+  } else {
+    after["metadata"]["managedFields"] = std::move(out_entries);
+  }
+  return Status::Ok();
 }
 
 }  // namespace copse::apiserver

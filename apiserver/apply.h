@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 
+#include "apiserver/resource_info.h"
 #include "core/result.h"
 
 namespace copse::apiserver {
@@ -59,8 +60,29 @@ Result<nlohmann::json> ApplyObject(const nlohmann::json* live, const nlohmann::j
                                    const ApplySchema& schema, const ApplyOptions& options,
                                    std::string* causes_json);
 
+// A write other than apply (create, update, patch) by a named field manager
+// (?fieldManager=), recorded as kube-apiserver records it: the manager's
+// Update entry (per subresource) gains every field the write set or changed;
+// other managers lose those fields and fields the write removed; entries left
+// owning nothing go. `before` null: a create, whose manager owns every field.
+// The managedFields `after` arrives with are replaced by the result.
+struct UpdateOptions {
+  std::string manager;
+  std::string subresource;  // "" or "status"
+  std::string api_version;
+  std::string now;
+};
+Status RecordUpdate(const nlohmann::json* before, nlohmann::json& after, const ApplySchema& schema,
+                    const UpdateOptions& options);
+
 // The schema for server-side apply of a built-in kind from the table in
 // openapi_builtin.cc; a null root for a kind the table does not have.
 ApplySchema BuiltinApplySchema(std::string_view api_version, std::string_view kind);
+
+// The schema of a served resource at `version`: the built-in table's, or the
+// CRD version's openAPIV3Schema (copied into `crd_schema`, which must outlive
+// the result).
+ApplySchema ResourceApplySchema(const ResourceInfo& info, std::string_view version,
+                                nlohmann::json* crd_schema);
 
 }  // namespace copse::apiserver

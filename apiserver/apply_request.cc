@@ -33,19 +33,6 @@ Error Refuse(int status, const char* reason, std::string message) {
   return e;
 }
 
-ApplySchema SchemaFor(const ResourceInfo& info, std::string_view version, json* crd_schema) {
-  if (!info.crd) return BuiltinApplySchema(info.ApiVersion(version), info.kind);
-  for (size_t i = 0; i < info.versions.size() && i < info.crd_versions.size(); ++i) {
-    if (info.versions[i] != version) continue;
-    const json v = json::parse(info.crd_versions[i], nullptr, false);
-    if (const json* s = v.is_object() ? FindPath(v, "schema.openAPIV3Schema") : nullptr) {
-      *crd_schema = *s;
-      return ApplySchema{crd_schema, nullptr};
-    }
-  }
-  return ApplySchema{};
-}
-
 }  // namespace
 
 HttpResponse ServeApply(Store& store, const ResourceInfo& info, const ApplyRequest& request) {
@@ -77,7 +64,7 @@ HttpResponse ServeApply(Store& store, const ResourceInfo& info, const ApplyReque
                 info, request.name);
   }
   json crd_schema;
-  const ApplySchema schema = SchemaFor(info, request.version, &crd_schema);
+  const ApplySchema schema = ResourceApplySchema(info, request.version, &crd_schema);
   ApplyOptions options;
   options.manager = std::string(request.field_manager);
   options.force = request.force;

@@ -11,6 +11,7 @@
 #include "apiserver/apply_request.h"
 #include "apiserver/authz_review.h"
 #include "apiserver/content_negotiation.h"
+#include "apiserver/field_validation.h"
 #include "apiserver/limits.h"
 #include "apiserver/table.h"
 #include "kube/protobuf/codec.h"
@@ -532,6 +533,13 @@ HttpResponse Handler::HandleResource(Request& req) {
     if (!cont.empty()) t["metadata"]["continue"] = cont;
     return JsonResponse(200, t.dump(-1, ' ', false, json::error_handler_t::replace));
   };
+  const std::string_view field_manager = req.Query("fieldManager");
+  // Server-side field validation of written bodies (apiserver/field_validation.h).
+  auto check_fields = [&](std::string_view body, bool patch) -> Result<std::vector<std::string>> {
+    auto directive = ParseFieldValidation(req.Query("fieldValidation"));
+    if (!directive.ok()) return directive.error();
+    return ValidateFields(*directive, info, req.version, body, patch);
+  };
   const std::string_view content_type = req.http->content_type;
   const bool json_body = content_type.empty() || content_type.starts_with("application/json") ||
                          content_type.starts_with("*/*");
@@ -658,7 +666,9 @@ HttpResponse Handler::HandleResource(Request& req) {
       if (!json_body) {
         return fail(UnsupportedMediaType("application/json, application/yaml"));
       }
-      auto created = store_->Create(ref, req.ns, req.http->body, dry_run);
+      auto warnings = check_fields(req.http->body, false);
+      if (!warnings.ok()) return fail(warnings.error());
+      auto created = store_->Create(ref, req.ns, req.http->body, dry_run, field_manager);
       if (!created.ok()) {
         // Name from the body for details, when it parses.
         json body = json::parse(req.http->body, nullptr, false);
@@ -672,7 +682,9 @@ HttpResponse Handler::HandleResource(Request& req) {
         if (created.error().reason == "Invalid") kind = info.kind;
         return ErrorResponse(created.error(), name, info.group, kind);
       }
-      return JsonResponse(201, object_body(**created));
+      HttpResponse r = JsonResponse(201, object_body(**created));
+      r.warnings = std::move(warnings).value();
+      return r;
     }
     if (method == "DELETE") {
       ListOptions lo;
@@ -708,6 +720,12 @@ HttpResponse Handler::HandleResource(Request& req) {
   if (sub == "binding" || sub == "eviction") {
     if (method != "POST") return fail(MethodNotAllowed(method));
     if (sub == "binding") {
+      if (!options_.bind_reject_prefix.empty() &&
+          req.name.starts_with(options_.bind_reject_prefix)) {
+        return fail(MakeHttpError(
+            ErrorCode::kForbidden, 403, "Forbidden",
+            "pods \"" + req.name + "\" is forbidden: binding rejected by test policy"));
+      }
       if (InjectBindFailure()) {
         return fail(MakeHttpError(ErrorCode::kInternal, 500, "InternalError",
                                   "Internal error occurred: injected binding failure"));
@@ -768,9 +786,14 @@ HttpResponse Handler::HandleResource(Request& req) {
   }
   if (method == "PUT") {
     if (!json_body) return fail(UnsupportedMediaType("application/json, application/yaml"));
-    auto updated = store_->Update(ref, req.ns, req.name, req.http->body, store_sub, dry_run);
+    auto warnings = check_fields(req.http->body, false);
+    if (!warnings.ok()) return fail(warnings.error());
+    auto updated =
+        store_->Update(ref, req.ns, req.name, req.http->body, store_sub, dry_run, field_manager);
     if (!updated.ok()) return fail(updated.error());
-    return JsonResponse(200, object_body(**updated));
+    HttpResponse r = JsonResponse(200, object_body(**updated));
+    r.warnings = std::move(warnings).value();
+    return r;
   }
   if (method == "PATCH" && content_type.starts_with("application/apply-patch") &&
       store_sub.empty()) {
@@ -791,9 +814,15 @@ HttpResponse Handler::HandleResource(Request& req) {
           "application/json-patch+json, application/merge-patch+json, "
           "application/strategic-merge-patch+json, application/apply-patch+yaml"));
     }
-    auto patched = store_->Patch(ref, req.ns, req.name, type, req.http->body, store_sub, dry_run);
+    Result<std::vector<std::string>> warnings = std::vector<std::string>();
+    if (type != PatchType::kJson) warnings = check_fields(req.http->body, true);
+    if (!warnings.ok()) return fail(warnings.error());
+    auto patched = store_->Patch(ref, req.ns, req.name, type, req.http->body, store_sub, dry_run,
+                                 field_manager);
     if (!patched.ok()) return fail(patched.error());
-    return JsonResponse(200, object_body(**patched));
+    HttpResponse r = JsonResponse(200, object_body(**patched));
+    r.warnings = std::move(warnings).value();
+    return r;
   }
   if (method == "DELETE") {
     DeleteOptions dopts;

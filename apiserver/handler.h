@@ -57,12 +57,15 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::shared_ptr<WatchSession> watch;  // set: stream events instead of `body`
+  // Sent as `Warning: 299 - "<text>"` headers (kube's API warnings).
+  std::vector<std::string> warnings;
 };
 
 struct HandlerOptions {
   std::string token;
   double bind_failure_rate = 0.0;
   double bind_lost_reply_rate = 0.0;  // see Options::bind_lost_reply_rate
+  std::string bind_reject_prefix;     // see Options::bind_reject_prefix
   uint64_t seed = 1;
   std::chrono::milliseconds bookmark_interval{5000};
 };

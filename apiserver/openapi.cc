@@ -133,14 +133,7 @@ std::string CrdSchemaName(const std::string& group, const std::string& version,
 
 json CrdSchema(const ResourceInfo& info, const std::string& version) {
   json schema = {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}};
-  for (size_t i = 0; i < info.versions.size() && i < info.crd_versions.size(); ++i) {
-    if (info.versions[i] != version) continue;
-    const json v = json::parse(info.crd_versions[i], nullptr, false);
-    if (const json* s = v.is_object() ? FindPath(v, "schema.openAPIV3Schema") : nullptr;
-        s != nullptr && s->is_object()) {
-      schema = *s;
-    }
-  }
+  if (std::shared_ptr<const json> s = CrdVersionSchema(info, version)) schema = *s;
   json& properties = schema["properties"];
   if (!properties.is_object()) properties = json::object();
   properties["apiVersion"] = {

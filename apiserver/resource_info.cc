@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "apiserver/selector.h"
 
@@ -366,6 +368,36 @@ void SetPath(json& obj, std::string_view path, json value) {
     cur = &(*cur)[step];
     path.remove_prefix(dot + 1);
   }
+}
+
+std::shared_ptr<const nlohmann::json> CrdVersionSchema(const ResourceInfo& info,
+                                                       std::string_view version) {
+  // Bounded: cleared when it outgrows kMaxCached.
+  constexpr size_t kMaxCached = 512;
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::shared_ptr<const nlohmann::json>> cache;
+  for (size_t i = 0; i < info.versions.size() && i < info.crd_versions.size(); ++i) {
+    if (info.versions[i] != version) continue;
+    const std::string& text = info.crd_versions[i];
+    {
+      std::lock_guard lock(mu);
+      if (auto it = cache.find(text); it != cache.end()) return it->second;
+    }
+    std::shared_ptr<const nlohmann::json> schema;
+    const nlohmann::json v = nlohmann::json::parse(text, nullptr, false);
+    if (v.is_object()) {
+      auto s = v.find("schema");
+      if (s != v.end() && s->is_object()) {
+        auto o = s->find("openAPIV3Schema");
+        if (o != s->end() && o->is_object()) schema = std::make_shared<const nlohmann::json>(*o);
+      }
+    }
+    std::lock_guard lock(mu);
+    if (cache.size() >= kMaxCached) cache.clear();
+    cache.emplace(text, schema);
+    return schema;
+  }
+  return nullptr;
 }
 
 }  // namespace copse::apiserver

@@ -52,6 +52,13 @@ struct ResourceInfo {
   int FieldIndex(std::string_view field) const;  // -1 when not selectable
 };
 
+// A custom resource's openAPIV3Schema at `version`, parsed once per CRD
+// version and shared (a ResourceInfo is rebuilt whenever its CRD changes, so
+// the version's text identifies the schema); null for built-in resources and
+// versions without a schema. Thread-safe.
+std::shared_ptr<const nlohmann::json> CrdVersionSchema(const ResourceInfo& info,
+                                                       std::string_view version);
+
 // Kubernetes version priority order: GA before beta before alpha, higher
 // numbers first, then other names alphabetically ("v2" < "v1" < "v1beta1").
 bool KubeVersionBefore(const std::string& a, const std::string& b);

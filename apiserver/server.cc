@@ -124,6 +124,16 @@ class WatchBody final : public net::StreamBody {
 net::Response ToNet(HttpResponse response, const std::shared_ptr<Store>& store,
                     const Options& options) {
   net::Response out(response.status, std::move(response.content_type), std::move(response.body));
+  // API warnings as kube-apiserver sends them (RFC 7234 code 299, no agent).
+  for (const std::string& warning : response.warnings) {
+    std::string value = "299 - \"";
+    for (char c : warning) {
+      if (c == '"' || c == '\\') value += '\\';
+      if (c != '\r' && c != '\n') value += c;
+    }
+    value += '"';
+    out.headers.emplace_back("Warning", std::move(value));
+  }
   if (response.watch) {
     // JSON lines, or protobuf WatchEvent frames when the client asked for them.
     out.content_type = response.watch->content_type;
@@ -157,6 +167,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(Options options) {
   HandlerOptions hopts;
   hopts.token = options.token;
   hopts.bind_failure_rate = options.bind_failure_rate;
+  hopts.bind_reject_prefix = options.bind_reject_prefix;
   hopts.bind_lost_reply_rate = options.bind_lost_reply_rate;
   hopts.seed = options.seed;
   hopts.bookmark_interval = options.bookmark_interval;

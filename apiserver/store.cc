@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "apiserver/apply.h"
 #include "apiserver/json_text.h"
 #include "apiserver/limits.h"
 #include "apiserver/store_internal.h"
@@ -932,14 +933,14 @@ void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& no
 }  // namespace
 
 Result<ObjectPtr> Store::Create(const ResourceRef& ref, std::string_view ns, std::string_view body,
-                                bool dry_run) {
+                                bool dry_run, std::string_view field_manager) {
   auto obj = ParseBody(body);
   if (!obj.ok()) return std::move(obj).error();
-  return CreateFromJson(ref, ns, std::move(obj).value(), dry_run);
+  return CreateFromJson(ref, ns, std::move(obj).value(), dry_run, field_manager);
 }
 
 Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view ns, json obj,
-                                        bool dry_run) {
+                                        bool dry_run, std::string_view field_manager) {
   std::shared_ptr<const ResourceInfo> info;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -956,6 +957,13 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
       obj["metadata"] = json::object();
     } else if (!it->is_object()) {
       return BadRequest("metadata: expected an object, got " + std::string(it->type_name()));
+    }
+    if (!field_manager.empty()) {
+      json crd_schema;
+      (void)RecordUpdate(
+          nullptr, obj, ResourceApplySchema(*info, ref.version, &crd_schema),
+          UpdateOptions{std::string(field_manager), "", info->ApiVersion(ref.version),
+                        FormatRfc3339(clock_->WallNow())});
     }
     json& meta = obj["metadata"];
     if (info->namespaced) {
@@ -1175,6 +1183,13 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
           nm2["generation"] = it->get<int64_t>() + 1;
         }
       }
+      if (!mode.field_manager.empty()) {
+        json crd_schema;
+        (void)RecordUpdate(
+            &old_obj, new_obj, ResourceApplySchema(*info, ref.version, &crd_schema),
+            UpdateOptions{std::string(mode.field_manager), mode.status_only ? "status" : "",
+                          info->ApiVersion(ref.version), FormatRfc3339(clock_->WallNow())});
+      }
       if (mode.validate) {
         Status valid =
             ValidateForUpdate(old_obj, new_obj, info->group, ref.version, info->kind,
@@ -1221,7 +1236,8 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
 }
 
 Result<ObjectPtr> Store::Update(const ResourceRef& ref, std::string_view ns, std::string_view name,
-                                std::string_view body, std::string_view subresource, bool dry_run) {
+                                std::string_view body, std::string_view subresource, bool dry_run,
+                                std::string_view field_manager) {
   auto parsed = ParseBody(body);
   if (!parsed.ok()) return std::move(parsed).error();
   json obj = std::move(parsed).value();
@@ -1268,12 +1284,14 @@ Result<ObjectPtr> Store::Update(const ResourceRef& ref, std::string_view ns, std
   mode.status_only = subresource == "status";
   mode.protect_status = !mode.status_only;
   mode.bump_generation = !mode.status_only;
+  mode.field_manager = field_manager;
   return UpdateLoop(ref, ns, name, mode, edit, dry_run);
 }
 
 Result<ObjectPtr> Store::Patch(const ResourceRef& ref, std::string_view ns, std::string_view name,
                                PatchType type, std::string_view patch_text,
-                               std::string_view subresource, bool dry_run) {
+                               std::string_view subresource, bool dry_run,
+                               std::string_view field_manager) {
   auto parsed = ParseBody(patch_text);
   if (!parsed.ok()) return std::move(parsed).error();
   json patch = std::move(parsed).value();
@@ -1322,6 +1340,7 @@ Result<ObjectPtr> Store::Patch(const ResourceRef& ref, std::string_view ns, std:
   mode.status_only = subresource == "status";
   mode.protect_status = !mode.status_only;
   mode.bump_generation = !mode.status_only;
+  mode.field_manager = field_manager;
   return UpdateLoop(ref, ns, name, mode, edit, dry_run);
 }
 

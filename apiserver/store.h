@@ -196,17 +196,21 @@ class Store : public std::enable_shared_from_this<Store> {
   size_t Count(const ResourceRef& ref) const;
 
   // --- writes --- (`ns` is the URL's namespace; ignored for cluster-scoped)
+  // `field_manager` (?fieldManager=): the write is recorded in
+  // metadata.managedFields as that manager's Update (apiserver/apply.h
+  // RecordUpdate); empty: ownership is left as it is (writes without a named
+  // manager, such as copse's own controllers', are not tracked).
   Result<ObjectPtr> Create(const ResourceRef& ref, std::string_view ns, std::string_view body,
-                           bool dry_run = false);
+                           bool dry_run = false, std::string_view field_manager = {});
   Result<ObjectPtr> CreateFromJson(const ResourceRef& ref, std::string_view ns, nlohmann::json obj,
-                                   bool dry_run = false);
+                                   bool dry_run = false, std::string_view field_manager = {});
   // PUT. `subresource` is "" or "status".
   Result<ObjectPtr> Update(const ResourceRef& ref, std::string_view ns, std::string_view name,
                            std::string_view body, std::string_view subresource = {},
-                           bool dry_run = false);
+                           bool dry_run = false, std::string_view field_manager = {});
   Result<ObjectPtr> Patch(const ResourceRef& ref, std::string_view ns, std::string_view name,
                           PatchType type, std::string_view patch, std::string_view subresource = {},
-                          bool dry_run = false);
+                          bool dry_run = false, std::string_view field_manager = {});
   // In-process read-modify-write: `edit` changes the parsed current object;
   // returning an error aborts. Subresource rules apply as for Update.
   Result<ObjectPtr> Mutate(const ResourceRef& ref, std::string_view ns, std::string_view name,
@@ -238,6 +242,7 @@ class Store : public std::enable_shared_from_this<Store> {
     bool protect_status = false;  // main resource: status changes are dropped
     bool bump_generation = false;
     bool validate = true;
+    std::string_view field_manager;  // record the write as this manager's Update
   };
   using EditFn = std::function<Status(const ObjectVersion& cur, const nlohmann::json& old_obj,
                                       nlohmann::json& new_obj)>;

@@ -18,13 +18,13 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 8> kScenarios{{
+  static const std::array<Scenario, 11> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench},
       {"basic",
        "scheduler_perf SchedulingBasic: 5,000 nodes, 1,000 init + 10,000 measured pods, end to end",
-       &RunBasicBench},
+       &RunBasicBench, true},
       {"gang", "kube-scheduler GangScheduling shape: 5,000 nodes, 3,000 gangs x 3 pods, end to end",
        &RunGangBench},
       {"gang-large", "5,000 nodes x 8 GPUs, 100 gangs x 256 pods of 1 GPU, end to end",
@@ -44,6 +44,17 @@ std::span<const Scenario> Scenarios() {
        "500 disaggregated PodCliqueSets on 2,000 nodes x 8 GPUs: Grove operator + copse, end to "
        "end",
        &RunGroveBench},
+      {"quality",
+       "200 small GPU clusters, gangs all at once: copse's gangs placed against the exact "
+       "optimum and first fit, stranded GPUs",
+       &RunQualityBench},
+      {"quality-burst",
+       "quality with the gang burst window on (100 ms): gangs of a burst ordered to place more",
+       &RunQualityBurstBench},
+      {"scale",
+       "50,000 nodes in zones, blocks and racks; 500,000 pods (70% single, 30% in gangs of 8-64 "
+       "with a required rack), end to end; peak RSS and RSS per node and per pod",
+       &RunScaleBench},
   }};
   return kScenarios;
 }
@@ -96,6 +107,14 @@ double NamedThreadsCpuSeconds(const std::string& name) {
     std::string thread_name;
     std::getline(comm, thread_name);
     if (thread_name != name) continue;
+    // schedstat's first field: nanoseconds on a CPU (user + system), exact
+    // where stat's clock ticks (10 ms) would round a short run to 0.
+    std::ifstream schedstat(base + "/schedstat");
+    unsigned long long run_ns = 0;
+    if (schedstat >> run_ns) {
+      total += static_cast<double>(run_ns) / 1e9;
+      continue;
+    }
     std::ifstream stat(base + "/stat");
     std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
     // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
@@ -155,33 +174,109 @@ std::string FormatTable(const BenchResult& r) {
     std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
     return std::string(buf);
   };
+  // Not measured is "n/a", never 0.
+  auto opt = [&](const std::optional<double>& v, int decimals) {
+    return v ? num(*v, decimals) : std::string("n/a");
+  };
   out << "scenario " << r.scenario << "\n";
   row("nodes", std::to_string(r.nodes));
   row("pods", std::to_string(r.pods));
-  row("pods/s", num(r.pods_per_second, 0));
-  row("p50 latency (ms)", num(r.p50_ms, 3));
-  row("p99 latency (ms)", num(r.p99_ms, 3));
-  row("scheduler CPU (s)", num(r.scheduler_cpu_seconds, 3));
+  row("pods bound", std::to_string(r.pods_bound));
+  row("pods/s", opt(r.pods_per_second, 0));
+  row("p50 latency (ms)", opt(r.p50_ms, 3));
+  row("p99 latency (ms)", opt(r.p99_ms, 3));
+  row("scheduler CPU (s)", opt(r.scheduler_cpu_seconds, 3));
+  row("API server CPU (s)", opt(r.api_server_cpu_seconds, 3));
   row("peak RSS (MiB)", num(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0), 1));
+  row("timed out", r.timed_out ? "YES" : "no");
   for (const auto& [name, value] : r.extras) row(name, num(value, value < 100 ? 3 : 0));
   for (const auto& [name, met] : r.targets) row("target " + name, met ? "met" : "MISSED");
   return out.str();
 }
 
 std::string ToJson(const BenchResult& r) {
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
   nlohmann::json j{{"scenario", r.scenario},
                    {"nodes", r.nodes},
                    {"pods", r.pods},
-                   {"pods_per_second", r.pods_per_second},
-                   {"p50_ms", r.p50_ms},
-                   {"p99_ms", r.p99_ms},
-                   {"scheduler_cpu_seconds", r.scheduler_cpu_seconds},
-                   {"peak_rss_bytes", r.peak_rss_bytes}};
+                   {"pods_bound", r.pods_bound},
+                   {"pods_per_second", opt(r.pods_per_second)},
+                   {"p50_ms", opt(r.p50_ms)},
+                   {"p99_ms", opt(r.p99_ms)},
+                   {"scheduler_cpu_seconds", opt(r.scheduler_cpu_seconds)},
+                   {"api_server_cpu_seconds", opt(r.api_server_cpu_seconds)},
+                   {"peak_rss_bytes", r.peak_rss_bytes},
+                   {"timed_out", r.timed_out}};
   for (const auto& [name, value] : r.extras) j[name] = value;
   nlohmann::json targets = nlohmann::json::object();
   for (const auto& [name, met] : r.targets) targets[name] = met;
   j["targets_met"] = targets;
   return j.dump(2);
+}
+
+std::string PlotSvg(const BenchResult& r) {
+  // Two panels side by side, 480 x 320 each: bound pods over time, and the
+  // share of pods bound within a latency (CDF).
+  constexpr double kW = 480, kH = 320, kPad = 50;
+  std::ostringstream svg;
+  char buf[1024];  // the longest line (axis labels) is ~450 characters
+  svg << R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="960" height="360" )svg"
+      << R"svg(font-family="sans-serif" font-size="12">)svg"
+      << "\n";
+  svg << R"svg(<rect width="960" height="360" fill="white"/>)svg"
+      << "\n";
+  std::snprintf(buf, sizeof(buf),
+                R"svg(<text x="480" y="18" text-anchor="middle" font-size="14">copse bench %s: )svg"
+                R"svg(%lld of %lld pods bound%s</text>)svg",
+                r.scenario.c_str(), static_cast<long long>(r.pods_bound),
+                static_cast<long long>(r.pods), r.timed_out ? " (TIMED OUT)" : "");
+  svg << buf << "\n";
+  auto panel = [&](double x0, const std::vector<double>& xs, double y_max, const char* title,
+                   const char* xlabel, const char* ylabel, bool cdf) {
+    const double left = x0 + kPad, right = x0 + kW - 10, top = 40, bottom = 40 + kH - kPad;
+    std::snprintf(buf, sizeof(buf),
+                  R"svg(<text x="%.0f" y="34" text-anchor="middle">%s</text>)svg"
+                  R"svg(<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>)svg"
+                  R"svg(<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>)svg",
+                  (left + right) / 2, title, left, bottom, right, bottom, left, top, left, bottom);
+    svg << buf << "\n";
+    const double x_max = xs.empty() ? 1 : std::max(xs.back(), 1e-9);
+    std::snprintf(buf, sizeof(buf),
+                  R"svg(<text x="%.0f" y="%.0f" text-anchor="middle">%s (max %.3g)</text>)svg"
+                  R"svg(<text x="%.0f" y="%.0f" text-anchor="end">%.6g</text>)svg"
+                  R"svg(<text x="%.0f" y="%.0f" text-anchor="end">0</text>)svg"
+                  R"svg(<text x="%.0f" y="%.0f" transform="rotate(-90 %.0f %.0f)" )svg"
+                  R"svg(text-anchor="middle">%s</text>)svg",
+                  (left + right) / 2, bottom + 30, xlabel, x_max, left - 4, top + 4, y_max,
+                  left - 4, bottom, x0 + 14, (top + bottom) / 2, x0 + 14, (top + bottom) / 2,
+                  ylabel);
+    svg << buf << "\n";
+    if (xs.empty()) return;
+    svg << R"svg(<polyline fill="none" stroke=")svg" << (cdf ? "#c0392b" : "#2e86c1")
+        << R"svg(" stroke-width="1.5" points=")svg";
+    // At most ~400 points: a step every n samples.
+    const size_t step = std::max<size_t>(1, xs.size() / 400);
+    for (size_t i = 0; i < xs.size(); i += step) {
+      const double y = cdf ? static_cast<double>(i + 1) / static_cast<double>(xs.size())
+                           : static_cast<double>(i + 1);
+      std::snprintf(buf, sizeof(buf), "%.1f,%.1f ", left + (right - left) * xs[i] / x_max,
+                    bottom - (bottom - top) * y / y_max);
+      svg << buf;
+    }
+    const double y_last = cdf ? 1.0 : static_cast<double>(xs.size());
+    std::snprintf(buf, sizeof(buf), "%.1f,%.1f", right, bottom - (bottom - top) * y_last / y_max);
+    svg << buf << R"svg("/>)svg"
+        << "\n";
+  };
+  std::vector<double> latencies = r.latencies_ms;
+  std::sort(latencies.begin(), latencies.end());
+  panel(0, r.bind_seconds, static_cast<double>(std::max<int64_t>(r.pods, 1)),
+        "pods bound over time", "seconds since the first create", "pods bound", false);
+  panel(kW, latencies, 1.0, "latency CDF (create -> bound)", "ms", "fraction of bound pods", true);
+  svg << "</svg>\n";
+  return svg.str();
 }
 
 }  // namespace copse::bench

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,21 +21,43 @@
 namespace copse::bench {
 
 struct BenchOptions {
-  int64_t pods = 0;    // 0: the scenario's default
-  int64_t nodes = 0;   // 0: the scenario's default
-  bool tls = false;    // talk HTTPS instead of plain HTTP on loopback
-  bool quiet = false;  // no progress lines
+  int64_t pods = 0;     // 0: the scenario's default
+  int64_t nodes = 0;    // 0: the scenario's default
+  bool tls = false;     // talk HTTPS instead of plain HTTP on loopback
+  bool quiet = false;   // no progress lines
+  int connections = 8;  // the creator's concurrent client connections
+  // Seconds to wait for the measured pods to be bound; 0: the scenario's default.
+  int64_t timeout_seconds = 0;
+  // An external API server (kubeconfig file); "" runs the embedded one.
+  std::string kubeconfig;
+  bool allow_remote = false;  // allow a kubeconfig server that is not on loopback
+  // "copse" (in-process) or "external" (already running, e.g. kube-scheduler).
+  std::string scheduler = "copse";
+  std::string scheduler_name;  // the pods' schedulerName; "" : copse-scheduler / default-scheduler
+  int64_t scheduler_pid = 0;   // external scheduler's pid, for its CPU figure; 0: not measured
 };
 
+// A figure that was not measured stays nullopt: JSON null, printed "n/a".
 struct BenchResult {
   std::string scenario;
   int64_t nodes = 0;
-  int64_t pods = 0;
-  double pods_per_second = 0;
-  double p50_ms = 0;
-  double p99_ms = 0;
-  double scheduler_cpu_seconds = 0;
+  int64_t pods = 0;        // measured pods submitted
+  int64_t pods_bound = 0;  // of those, bound when the run ended
+  std::optional<double> pods_per_second;
+  std::optional<double> p50_ms;
+  std::optional<double> p99_ms;
+  std::optional<double> scheduler_cpu_seconds;
+  std::optional<double> api_server_cpu_seconds;
   int64_t peak_rss_bytes = 0;
+  // The run hit its deadline: the command exits non-zero.
+  bool timed_out = false;
+  // For --plot (not in the JSON): each bound pod's bind time in seconds
+  // after the first create, and each one's create -> bind latency in ms.
+  std::vector<double> bind_seconds;
+  std::vector<double> latencies_ms;
+  // Every pod of the bench namespace seen bound and not deleted (warm-up
+  // included) -> its node, for the invariant checks of the tests.
+  std::map<std::string, std::string> placement;
   // Scenario-specific figures, printed and written in this (name) order.
   std::map<std::string, double> extras;
   // Target checks: name -> whether the measured figure met its target.
@@ -58,6 +81,7 @@ struct Scenario {
   std::string_view name;
   std::string_view summary;
   std::function<Result<BenchResult>(const BenchOptions&, Progress&)> run;
+  bool external = false;  // runs against --kubeconfig servers too
 };
 
 std::span<const Scenario> Scenarios();
@@ -80,6 +104,8 @@ double PercentileMs(std::vector<int64_t>& samples, double p);
 // The table `copse bench` prints and the JSON it writes.
 std::string FormatTable(const BenchResult& result);
 std::string ToJson(const BenchResult& result);
+// A self-contained SVG: pods bound over time and the latency CDF (--plot).
+std::string PlotSvg(const BenchResult& result);
 
 // Scenario implementations (one file each).
 Result<BenchResult> RunApiServerBench(const BenchOptions& options, Progress& progress);
@@ -90,5 +116,8 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
 Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunQualityBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunQualityBurstBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunScaleBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench

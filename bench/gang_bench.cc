@@ -1,8 +1,8 @@
-// Gang scenarios (issue 4), end to end through the embedded API server like
+// Gang scenarios, end to end on the bench harness (bench/harness.h) like
 // `basic`: the scheduler connects over loopback HTTP (list+watch, bindings,
-// status, events, evictions); the benchmark writes objects straight into the
-// store and a store watch records when each pod gets its nodeName (and when
-// it is deleted). No kubelet simulator runs: bound pods stay Pending.
+// status, events, evictions); the benchmark POSTs every PodGroup and pod over
+// HTTP and the harness's watch records when each pod gets its nodeName (and
+// when it is deleted). No kubelet simulator runs: bound pods stay Pending.
 // Gangs are scheduling.k8s.io/v1alpha2 PodGroups (gang.minCount = the gang's
 // size); pods join with spec.schedulingGroup.podGroupName. Every PodGroup is
 // created before its pods, as a workload controller does.
@@ -13,7 +13,10 @@
 //                 Targets: <= 0.2 ms per gang attempt, >= 15,000 pods/s.
 //   gang-large    5,000 nodes with 8 GPUs each (64 cpu, 512Gi,
 //                 nvidia.com/gpu=8), 100 gangs x 256 pods of 1 GPU (1 cpu,
-//                 4Gi). Target: <= 20 ms per gang attempt.
+//                 4Gi). Target: <= 20 ms per gang attempt. Also reports
+//                 stranded_accelerators (free GPUs on nodes where no pending
+//                 pod fits: at the end and the mean over the binds) and first
+//                 fit's at the end on the same gangs (issue 21).
 //   gang-preempt  1,000 nodes (3 cpu, 12Gi) filled by 1,000 low-priority
 //                 gangs x 3 pods of 1 cpu (terminationGracePeriodSeconds 0,
 //                 so an eviction removes the pod at once); then 100
@@ -26,7 +29,9 @@
 //                 that every victim was evicted for a gang that is now bound
 //                 and that no node holds more than 3 pods.
 //
-// Figures: pods/s = measured pods / (last bound - first created); latency =
+// Figures: pods/s = measured pods bound / (last bound - first create, the
+// clock starting before the measured PodGroups); a timeout is a failure
+// (timed_out, exit 1) whose figures cover what was bound; latency =
 // pod created -> bound; gang attempt time = the scheduler's
 // SchedulerStats::scheduling_seconds / attempts over the measured phase (in
 // these scenarios every unit is a PodGroup, so every attempt is a gang
@@ -35,6 +40,7 @@
 // thread name, over the measured phase. api_writes_per_pod counts the store
 // writes (resourceVersions) beyond the pods' creation while they were
 // scheduled: binds, PodScheduled patches, events, PodGroup status.
+// gangs_placed / gangs_offered: measured gangs bound whole, of those created.
 #include <dirent.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -60,25 +66,22 @@
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
 #include "bench/bench.h"
-#include "bench/pod_watch.h"
+#include "bench/harness.h"
 #include "core/quantity.h"
 #include "kube/client.h"
 #include "kube/object.h"
 #include "kube/pod_group.h"
 #include "scheduler/config/metrics.h"
 #include "scheduler/scheduler.h"
+#include "topology/gang_packing.h"
 
 namespace copse::bench {
 namespace {
 
 namespace api = copse::apiserver;
 using json = nlohmann::json;
-using SteadyClock = std::chrono::steady_clock;
-using TimePoint = SteadyClock::time_point;
 
-constexpr const char* kSchedulerThreadName = "copse-sched";
-constexpr const char* kServerThreadName = "copse-api";
-constexpr const char* kNamespace = "bench";
+constexpr const char* kNamespace = kBenchNamespace;
 
 // copse_podgroup_attempt_duration_seconds by result ("scheduled",
 // "unschedulable", "error"): the scheduler loop's time per pod group unit it
@@ -148,16 +151,6 @@ std::string PriorityClassJson(const std::string& name, int value) {
 
 // ---------------------------------------------------------------- watcher
 
-// What the store watch saw happen to each pod of the bench namespace.
-struct PodRecord {
-  bool bound = false;
-  TimePoint bound_at{};
-  std::string node;
-  bool deleted = false;
-  TimePoint deleted_at{};
-  std::string preempted_for;  // "ns/group" from a DisruptionTarget condition
-};
-
 // "…pod group bench/high-7" -> "bench/high-7"; "" when the deleted pod
 // carries no DisruptionTarget condition.
 std::string PreemptedFor(const std::string& pod_json) {
@@ -178,151 +171,6 @@ std::string PreemptedFor(const std::string& pod_json) {
   return {};
 }
 
-class PodWatcher {
- public:
-  explicit PodWatcher(api::Store& store)
-      : watch_(store, kNamespace,
-               [this](const std::vector<api::WatchEvent>& events, TimePoint now) {
-                 Record(events, now);
-               }) {}
-  bool ok() const { return watch_.ok(); }
-  int64_t bound() const { return bound_.load(); }
-  int64_t deleted() const { return deleted_.load(); }
-  std::unordered_map<std::string, PodRecord> Records() {
-    std::lock_guard lock(mu_);
-    return records_;
-  }
-
- private:
-  void Record(const std::vector<api::WatchEvent>& events, TimePoint now) {
-    std::lock_guard lock(mu_);
-    for (const api::WatchEvent& e : events) {
-      if (!e.object) continue;
-      PodRecord& r = records_[e.object->name];
-      if (e.type == api::WatchEventType::kDeleted) {
-        if (!r.deleted) {
-          r.deleted = true;
-          r.deleted_at = now;
-          r.preempted_for = PreemptedFor(e.object->json);
-          deleted_.fetch_add(1);
-        }
-        continue;
-      }
-      if (e.object->node_name.empty() || r.bound) continue;
-      r.bound = true;
-      r.bound_at = now;
-      r.node = e.object->node_name;
-      bound_.fetch_add(1);
-    }
-  }
-
-  std::mutex mu_;
-  std::unordered_map<std::string, PodRecord> records_;
-  std::atomic<int64_t> bound_{0};
-  std::atomic<int64_t> deleted_{0};
-  PodWatchThread watch_;  // last: stopped before the records go
-};
-
-// ---------------------------------------------------------------- cluster
-
-// Store + HTTP server + scheduler, torn down scheduler first.
-struct BenchCluster {
-  std::unique_ptr<scheduler::config::SchedulerMetrics> metrics;  // outlives sched
-  std::shared_ptr<api::Store> store;
-  std::unique_ptr<api::ApiServer> server;
-  std::unique_ptr<kube::IoThread> io;
-  std::unique_ptr<scheduler::Scheduler> sched;
-  ~BenchCluster() {
-    if (sched) sched->Stop();
-    sched.reset();
-    io.reset();
-    if (server) server->Stop();
-  }
-  Status Create(const kube::ResourceRef& ref, std::string_view ns, std::string_view body) {
-    auto created = store->Create(ref, ns, body);
-    if (!created.ok()) return created.error();
-    return Status::Ok();
-  }
-};
-
-Result<std::unique_ptr<BenchCluster>> StartCluster(
-    const BenchOptions& options, int64_t nodes, std::string_view node_shape, size_t watch_history,
-    const std::vector<std::string>& priority_classes) {
-  auto cluster = std::make_unique<BenchCluster>();
-  NameThisThread(kServerThreadName);
-  api::StoreOptions store_options;
-  store_options.watch_history = std::max<size_t>(watch_history, 200'000);
-  cluster->store = api::NewStore(store_options);
-  auto shape = ParseResourceList(node_shape);
-  if (!shape.ok()) return shape.error();
-  auto node_objects = api::MakeSyntheticNodes(static_cast<int>(nodes), *shape, {});
-  if (!node_objects.ok()) return node_objects.error();
-  for (const auto& node : *node_objects) {
-    if (Status s = cluster->Create(kube::resources::kNodes, "", node); !s.ok()) return s.error();
-  }
-  if (Status s =
-          cluster->Create(kube::resources::kNamespaces, "",
-                          R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
-      !s.ok()) {
-    return s.error();
-  }
-  for (const std::string& pc : priority_classes) {
-    if (Status s = cluster->Create(kube::resources::kPriorityClasses, "", pc); !s.ok()) {
-      return s.error();
-    }
-  }
-  api::Options server_options;
-  server_options.store = cluster->store;
-  server_options.threads = 1;
-  server_options.serve_https = options.tls;
-  server_options.serve_http = !options.tls;
-  auto server = api::ApiServer::Start(server_options);
-  if (!server.ok()) return server.error();
-  cluster->server = std::move(server).value();
-
-  // Threads created from here on (scheduler I/O, loop, oneTBB workers) carry
-  // the scheduler's name.
-  NameThisThread(kSchedulerThreadName);
-  kube::ClientConfig config;
-  config.server = options.tls ? cluster->server->https_url() : cluster->server->http_url();
-  config.ca_pem = cluster->server->ca_pem();
-  config.max_connections = 128;
-  config.pipelined_connections = kube::kCopsePipelinedConnections;
-  cluster->io = std::make_unique<kube::IoThread>(1);
-  auto client = kube::Client::Create(config, cluster->io->executor());
-  if (!client.ok()) return client.error();
-  scheduler::SchedulerOptions scheduler_options;
-  const char* events = getenv("COPSE_BENCH_EVENTS");
-  scheduler_options.record_events = events == nullptr || std::string(events) != "0";
-  cluster->metrics = std::make_unique<scheduler::config::SchedulerMetrics>();
-  scheduler_options.metrics = cluster->metrics.get();
-  auto created = scheduler::Scheduler::Create(*client, scheduler_options);
-  if (!created.ok()) return created.error();
-  cluster->sched = std::move(created).value();
-  cluster->sched->Start();
-  NameThisThread("copse-bench");
-  if (!cluster->sched->WaitForSync(std::chrono::seconds(60))) {
-    return MakeError(ErrorCode::kInternal, "scheduler informers did not sync");
-  }
-  return cluster;
-}
-
-// Waits (polling, with a deadline) until `done()` reaches `target`.
-Status WaitFor(const std::function<int64_t()>& done, int64_t target, std::string_view phase,
-               std::chrono::seconds timeout, Progress& progress) {
-  const TimePoint deadline = SteadyClock::now() + timeout;
-  for (int64_t n = done(); n < target; n = done()) {
-    if (SteadyClock::now() > deadline) {
-      return MakeError(ErrorCode::kInternal, std::string(phase) + ": only " + std::to_string(n) +
-                                                 "/" + std::to_string(target) + " after " +
-                                                 std::to_string(timeout.count()) + " s");
-    }
-    progress.Update(phase, n, target);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return Status::Ok();
-}
-
 // A gang workload: `gangs` PodGroups named <prefix>-<g>, each with `size`
 // members <prefix>-<g>-<i>.
 struct GangBatch {
@@ -337,61 +185,28 @@ struct GangBatch {
   int64_t pods() const { return gangs * size; }
 };
 
-Status CreateGroups(BenchCluster& cluster, const GangBatch& batch) {
+Status CreateGroups(Harness& h, const GangBatch& batch, Progress& progress) {
+  std::vector<std::string> bodies;
   for (int64_t g = 0; g < batch.gangs; ++g) {
-    if (Status s = cluster.Create(kube::resources::kPodGroups, kNamespace,
-                                  PodGroupJson(batch.Group(g), batch.min_count));
-        !s.ok()) {
-      return s;
-    }
+    bodies.push_back(PodGroupJson(batch.Group(g), batch.min_count));
   }
-  return Status::Ok();
+  return h.Create(kube::resources::kPodGroups, kNamespace, std::move(bodies), nullptr, "podgroups",
+                  progress);
 }
 
-// Creates the batch's pods (bodies built beforehand, so the loop only
-// creates), recording each one's creation time in `created` (by name).
-Status CreatePods(BenchCluster& cluster, const GangBatch& batch,
-                  std::vector<std::pair<std::string, TimePoint>>* created) {
-  std::vector<std::pair<std::string, std::string>> bodies;
+// Creates the batch's pods over HTTP (bodies built beforehand, so the
+// measured loop only creates), recording each one's send time in `created`.
+Status CreatePods(Harness& h, const GangBatch& batch, std::vector<Created>* created,
+                  Progress& progress) {
+  std::vector<std::string> bodies;
   bodies.reserve(static_cast<size_t>(batch.pods()));
   for (int64_t g = 0; g < batch.gangs; ++g) {
     for (int i = 0; i < batch.size; ++i) {
-      std::string name = batch.Pod(g, i);
-      std::string body = MemberPodJson(name, batch.Group(g), batch.member);
-      bodies.emplace_back(std::move(name), std::move(body));
+      bodies.push_back(MemberPodJson(batch.Pod(g, i), batch.Group(g), batch.member));
     }
   }
-  for (auto& [name, body] : bodies) {
-    const TimePoint now = SteadyClock::now();
-    if (Status s = cluster.Create(kube::resources::kPods, kNamespace, body); !s.ok()) return s;
-    if (created != nullptr) created->emplace_back(std::move(name), now);
-  }
-  return Status::Ok();
-}
-
-struct Latencies {
-  std::vector<int64_t> samples;  // ns
-  TimePoint last_bound{};
-  int64_t unbound = 0;
-};
-
-Latencies CreatedToBound(const std::vector<std::pair<std::string, TimePoint>>& created,
-                         const std::unordered_map<std::string, PodRecord>& records,
-                         TimePoint start) {
-  Latencies out;
-  out.last_bound = start;
-  out.samples.reserve(created.size());
-  for (const auto& [name, at] : created) {
-    auto it = records.find(name);
-    if (it == records.end() || !it->second.bound) {
-      ++out.unbound;
-      continue;
-    }
-    out.last_bound = std::max(out.last_bound, it->second.bound_at);
-    out.samples.push_back(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(it->second.bound_at - at).count());
-  }
-  return out;
+  return h.Create(kube::resources::kPods, kNamespace, std::move(bodies), created, "create",
+                  progress);
 }
 
 // The measured phase of the two throughput scenarios.
@@ -401,72 +216,129 @@ struct ThroughputShape {
   std::string node_shape;
   GangBatch warmup;
   GangBatch measured;
+  // GPU scenarios (issue 21): stranded_accelerators over the run.
+  int32_t gpus_per_node = 0;
+  int32_t gpus_per_pod = 0;
 };
+
+// Stranded accelerators (topology/gang_packing.h StrandedCapacity): free
+// GPUs on nodes where no pending pod fits, replayed bind by bind (every pod
+// of the scenario counts as pending until bound: they are all created at
+// the start), and first fit's on the same gangs at the end.
+struct StrandedFigures {
+  double mean = 0;  // over the binds
+  int64_t end = 0;
+  int64_t first_fit_end = 0;
+};
+
+StrandedFigures StrandedOverRun(const std::unordered_map<std::string, PodRecord>& records,
+                                const ThroughputShape& shape) {
+  StrandedFigures out;
+  std::vector<std::pair<TimePoint, std::string>> binds;
+  for (const auto& [name, r] : records) {
+    if (r.bound) binds.emplace_back(r.bound_at, r.node);
+  }
+  std::sort(binds.begin(), binds.end());
+  const int64_t total = shape.warmup.pods() + shape.measured.pods();
+  const int64_t per_node = shape.gpus_per_node;
+  const int64_t per_pod = shape.gpus_per_pod;
+  std::unordered_map<std::string, int64_t> free;  // touched nodes
+  int64_t stranded = 0;                           // while something is pending
+  auto strands = [&](int64_t f) { return f > 0 && f < per_pod ? f : 0; };
+  // Untouched nodes (whole) strand only if a pod asks for more than a node has.
+  const int64_t untouched_each = strands(per_node);
+  double sum = 0;
+  for (size_t i = 0; i < binds.size(); ++i) {
+    auto [it, added] = free.try_emplace(binds[i].second, per_node);
+    stranded -= strands(it->second);
+    it->second -= per_pod;
+    stranded += strands(it->second);
+    const int64_t untouched = std::max<int64_t>(0, shape.nodes - static_cast<int64_t>(free.size()));
+    const bool pending = static_cast<int64_t>(i + 1) < total;
+    const int64_t now = pending ? stranded + untouched * untouched_each : 0;
+    sum += static_cast<double>(now);
+    out.end = now;
+  }
+  out.mean = binds.empty() ? 0 : sum / static_cast<double>(binds.size());
+
+  std::vector<topology::PackingNode> nodes(static_cast<size_t>(shape.nodes),
+                                           topology::PackingNode{0, shape.gpus_per_node});
+  std::vector<topology::PackingGang> gangs;
+  for (const GangBatch* batch : {&shape.warmup, &shape.measured}) {
+    for (int64_t g = 0; g < batch->gangs; ++g) {
+      gangs.push_back({batch->size, shape.gpus_per_pod, false});
+    }
+  }
+  const topology::PackingResult ff = topology::FirstFitGangs(nodes, gangs);
+  std::vector<int64_t> ff_free(ff.free.begin(), ff.free.end());
+  std::vector<int64_t> pending;
+  for (size_t g = 0; g < gangs.size(); ++g) {
+    if (!ff.placed[g]) pending.push_back(gangs[g].per_pod);
+  }
+  out.first_fit_end = topology::StrandedCapacity(ff_free, pending);
+  return out;
+}
 
 Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progress,
                                   const ThroughputShape& shape) {
   const int64_t total_pods = shape.warmup.pods() + shape.measured.pods();
-  auto started = StartCluster(options, shape.nodes, shape.node_shape,
-                              static_cast<size_t>(total_pods) * 4 + 1024, {});
+  auto metrics = std::make_unique<scheduler::config::SchedulerMetrics>();  // outlives the harness
+  ClusterSpec spec;
+  spec.nodes = shape.nodes;
+  spec.node_shape = shape.node_shape;
+  spec.watch_history = static_cast<size_t>(total_pods) * 4 + 1024;
+  spec.scheduler_options = [&](scheduler::SchedulerOptions& so) { so.metrics = metrics.get(); };
+  auto started = Harness::Start(options, spec, progress);
   if (!started.ok()) return started.error();
-  BenchCluster& cluster = **started;
-  PodWatcher watcher(*cluster.store);
-  if (!watcher.ok()) return MakeError(ErrorCode::kInternal, "cannot watch the bench namespace");
-  auto bound = [&] { return watcher.bound(); };
+  Harness& h = **started;
+  Timeline& timeline = h.timeline();
+  auto bound = [&] { return timeline.bound(); };
+  const auto timeout =
+      std::chrono::seconds(options.timeout_seconds > 0 ? options.timeout_seconds : 600);
 
   // Warm-up (not measured): the first gangs, the scheduler's threads and caches.
-  if (Status s = CreateGroups(cluster, shape.warmup); !s.ok()) return s.error();
-  if (Status s = CreatePods(cluster, shape.warmup, nullptr); !s.ok()) return s.error();
-  if (Status s =
-          WaitFor(bound, shape.warmup.pods(), "warm-up", std::chrono::seconds(300), progress);
-      !s.ok()) {
-    return s.error();
+  if (Status s = CreateGroups(h, shape.warmup, progress); !s.ok()) return s.error();
+  if (Status s = CreatePods(h, shape.warmup, nullptr, progress); !s.ok()) return s.error();
+  if (!h.WaitFor(bound, shape.warmup.pods(), "warm-up", timeout, progress)) {
+    return MakeError(ErrorCode::kTimeout, "warm-up: only " + std::to_string(bound()) + "/" +
+                                              std::to_string(shape.warmup.pods()) + " bound " +
+                                              timeline.error());
   }
 
-  // The measured gangs' PodGroups exist before their pods (not timed).
-  if (Status s = CreateGroups(cluster, shape.measured); !s.ok()) return s.error();
-  std::vector<std::pair<std::string, TimePoint>> created;
-  created.reserve(static_cast<size_t>(shape.measured.pods()));
-  const double cpu_before = NamedThreadsCpuSeconds(kSchedulerThreadName);
-  const double api_cpu_before = NamedThreadsCpuSeconds(kServerThreadName);
+  // Measured from before the first create: the PodGroups, then their pods.
+  FiguresInput in;
+  in.created.reserve(static_cast<size_t>(shape.measured.pods()));
+  const std::optional<double> cpu_before = h.SchedulerCpuSeconds();
+  const std::optional<double> api_cpu_before = h.ApiServerCpuSeconds();
   const double process_cpu_before = ProcessCpuSeconds();
-  const uint64_t rv_before = cluster.store->CurrentResourceVersion();
-  const scheduler::SchedulerStats before = cluster.sched->stats();
-  const GroupCycles cycles_before = ReadGroupCycles(*cluster.metrics);
-  const TimePoint start = SteadyClock::now();
-  if (Status s = CreatePods(cluster, shape.measured, &created); !s.ok()) return s.error();
-  const double create_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-  // On timeout the figures cover the pods bound so far (and say so).
-  const Status waited = WaitFor(bound, total_pods, "schedule", std::chrono::seconds(600), progress);
-  const TimePoint stopped = SteadyClock::now();
-  const double cpu = NamedThreadsCpuSeconds(kSchedulerThreadName) - cpu_before;
-  const double api_cpu = NamedThreadsCpuSeconds(kServerThreadName) - api_cpu_before;
+  const uint64_t rv_before = h.store()->CurrentResourceVersion();
+  const scheduler::SchedulerStats before = h.scheduler()->stats();
+  const GroupCycles cycles_before = ReadGroupCycles(*metrics);
+  in.start = BenchClock::now();
+  if (Status s = CreateGroups(h, shape.measured, progress); !s.ok()) return s.error();
+  if (Status s = CreatePods(h, shape.measured, &in.created, progress); !s.ok()) return s.error();
+  const double create_seconds = std::chrono::duration<double>(BenchClock::now() - in.start).count();
+  // A timeout is a failure: the figures cover the pods bound so far and say so.
+  in.timed_out = !h.WaitFor(bound, total_pods, "schedule", timeout, progress);
+  if (!timeline.error().empty()) return MakeError(ErrorCode::kUnavailable, timeline.error());
+  const double cpu = *h.SchedulerCpuSeconds() - *cpu_before;
+  in.scheduler_cpu_seconds = cpu;
+  in.api_server_cpu_seconds = *h.ApiServerCpuSeconds() - *api_cpu_before;
   const double process_cpu = ProcessCpuSeconds() - process_cpu_before;
-  const uint64_t store_writes = cluster.store->CurrentResourceVersion() - rv_before;
-  const scheduler::SchedulerStats after = cluster.sched->stats();
-  const GroupCycles cycles_after = ReadGroupCycles(*cluster.metrics);
-  Latencies lat = CreatedToBound(created, watcher.Records(), start);
-  const double seconds =
-      std::chrono::duration<double>((waited.ok() ? lat.last_bound : stopped) - start).count();
-  const int64_t measured_bound = shape.measured.pods() - lat.unbound;
-  if (waited.ok()) {
-    progress.Done("schedule", shape.measured.pods(), seconds);
-  } else if (!options.quiet) {
-    std::fprintf(stderr, "\n  %s\n", waited.error().message.c_str());
-  }
-
-  const double attempts = static_cast<double>(after.attempts - before.attempts);
-  const double loop_seconds = after.scheduling_seconds - before.scheduling_seconds;
-  const double pods = static_cast<double>(shape.measured.pods());
+  const uint64_t store_writes = h.store()->CurrentResourceVersion() - rv_before;
+  const scheduler::SchedulerStats after = h.scheduler()->stats();
+  const GroupCycles cycles_after = ReadGroupCycles(*metrics);
+  in.records = timeline.Snapshot();
   BenchResult result;
   result.scenario = shape.scenario;
   result.nodes = shape.nodes;
-  result.pods = shape.measured.pods();
-  result.pods_per_second = seconds > 0 ? static_cast<double>(measured_bound) / seconds : 0;
-  result.p50_ms = PercentileMs(lat.samples, 50);
-  result.p99_ms = PercentileMs(lat.samples, 99);
-  result.scheduler_cpu_seconds = cpu;
-  result.peak_rss_bytes = PeakRssBytes();
+  const TimePoint last = ApplyFigures(in, result);
+  progress.Done("schedule", result.pods_bound,
+                std::chrono::duration<double>(last - in.start).count());
+  const int64_t measured_bound = result.pods_bound;
+  const double attempts = static_cast<double>(after.attempts - before.attempts);
+  const double loop_seconds = after.scheduling_seconds - before.scheduling_seconds;
+  const double pods = static_cast<double>(shape.measured.pods());
   result.extras["gangs"] = static_cast<double>(shape.measured.gangs);
   result.extras["gang_size"] = shape.measured.size;
   result.extras["gang_attempts"] = attempts;
@@ -489,9 +361,7 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
   result.extras["noop_group_pops"] = noop_cycles;
   result.extras["noop_group_pop_seconds"] =
       delta(cycles_after.seconds, cycles_before.seconds, "error");
-  result.extras["pods_bound"] = static_cast<double>(measured_bound);
-  result.extras["timed_out"] = waited.ok() ? 0 : 1;
-  result.targets["every pod bound within 600 s"] = waited.ok();
+  result.targets["every pod bound"] = !in.timed_out;
   result.extras["creates_per_second"] = create_seconds > 0 ? pods / create_seconds : 0;
   const double bound_pods = std::max<double>(1, static_cast<double>(measured_bound));
   result.extras["scheduler_cpu_ms_per_pod"] = cpu * 1000.0 / bound_pods;
@@ -501,12 +371,33 @@ Result<BenchResult> RunThroughput(const BenchOptions& options, Progress& progres
       static_cast<double>(after.unschedulable - before.unschedulable);
   result.extras["bind_failures"] = static_cast<double>(after.bind_failures - before.bind_failures);
   // Writes the store took while the measured pods were scheduled, beyond
-  // their creation: binds, pod status patches, events, PodGroup status.
-  result.extras["api_writes_per_pod"] = (static_cast<double>(store_writes) - pods) / bound_pods;
-  result.extras["api_server_cpu_seconds"] = api_cpu;
+  // their and their PodGroups' creation: binds, pod status patches, events,
+  // PodGroup status.
+  result.extras["api_writes_per_pod"] =
+      (static_cast<double>(store_writes) - pods - static_cast<double>(shape.measured.gangs)) /
+      bound_pods;
   // Everything in the process (scheduler, API server, the benchmark's own
   // threads): what the 2 cores have to share.
   result.extras["process_cpu_ms_per_pod"] = process_cpu * 1000.0 / bound_pods;
+  // Gangs bound whole, of those offered (measured phase).
+  const auto& final_records = in.records;
+  int64_t gangs_placed = 0;
+  for (int64_t g = 0; g < shape.measured.gangs; ++g) {
+    bool whole = true;
+    for (int i = 0; i < shape.measured.size && whole; ++i) {
+      auto it = final_records.find(shape.measured.Pod(g, i));
+      whole = it != final_records.end() && it->second.bound;
+    }
+    gangs_placed += whole ? 1 : 0;
+  }
+  result.extras["gangs_placed"] = static_cast<double>(gangs_placed);
+  result.extras["gangs_offered"] = static_cast<double>(shape.measured.gangs);
+  if (shape.gpus_per_node > 0 && shape.gpus_per_pod > 0) {
+    const StrandedFigures stranded = StrandedOverRun(final_records, shape);
+    result.extras["stranded_accelerators"] = static_cast<double>(stranded.end);
+    result.extras["stranded_accelerators_mean"] = stranded.mean;
+    result.extras["first_fit_stranded_accelerators"] = static_cast<double>(stranded.first_fit_end);
+  }
   return result;
 }
 
@@ -528,7 +419,8 @@ Result<BenchResult> RunGangBench(const BenchOptions& options, Progress& progress
   auto result = RunThroughput(options, progress, shape);
   if (!result.ok()) return result;
   result->targets["gang_attempt_ms <= 0.2"] = result->extras["gang_attempt_ms"] <= 0.2;
-  result->targets["pods_per_second >= 15000"] = result->pods_per_second >= 15'000;
+  result->targets["pods_per_second >= 15000"] =
+      result->pods_per_second.value_or(0) >= 15'000 && !result->timed_out;
   return result;
 }
 
@@ -543,6 +435,8 @@ Result<BenchResult> RunGangLargeBench(const BenchOptions& options, Progress& pro
   // --pods rounds down to whole gangs of 256.
   const int64_t gangs = options.pods > 0 ? std::max<int64_t>(1, options.pods / 256) : 100;
   shape.measured = GangBatch{"large", gangs, 256, 256, member};
+  shape.gpus_per_node = 8;
+  shape.gpus_per_pod = 1;
   auto result = RunThroughput(options, progress, shape);
   if (!result.ok()) return result;
   result->targets["gang_attempt_ms <= 20"] = result->extras["gang_attempt_ms"] <= 20;
@@ -576,48 +470,56 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
   }
 
   const int64_t all_pods = low.pods() + high.pods() + static_cast<int64_t>(doomed.size()) * 8;
-  auto started = StartCluster(
-      options, nodes, "cpu=3,memory=12Gi,pods=110", static_cast<size_t>(all_pods) * 6 + 1024,
-      {PriorityClassJson("bench-low", 10), PriorityClassJson("bench-high", 1000)});
+  ClusterSpec spec;
+  spec.nodes = nodes;
+  spec.node_shape = "cpu=3,memory=12Gi,pods=110";
+  spec.watch_history = static_cast<size_t>(all_pods) * 6 + 1024;
+  spec.setup_objects = {{kube::resources::kPriorityClasses, PriorityClassJson("bench-low", 10)},
+                        {kube::resources::kPriorityClasses, PriorityClassJson("bench-high", 1000)}};
+  auto started = Harness::Start(options, spec, progress);
   if (!started.ok()) return started.error();
-  BenchCluster& cluster = **started;
-  PodWatcher watcher(*cluster.store);
-  if (!watcher.ok()) return MakeError(ErrorCode::kInternal, "cannot watch the bench namespace");
+  Harness& h = **started;
+  Timeline& watcher = h.timeline();
 
   // Fill the cluster (not measured).
-  const TimePoint fill_start = SteadyClock::now();
-  if (Status s = CreateGroups(cluster, low); !s.ok()) return s.error();
-  if (Status s = CreatePods(cluster, low, nullptr); !s.ok()) return s.error();
-  if (Status s = WaitFor([&] { return watcher.bound(); }, low.pods(), "fill",
-                         std::chrono::seconds(300), progress);
-      !s.ok()) {
-    return s.error();
+  const TimePoint fill_start = BenchClock::now();
+  if (Status s = CreateGroups(h, low, progress); !s.ok()) return s.error();
+  if (Status s = CreatePods(h, low, nullptr, progress); !s.ok()) return s.error();
+  if (!h.WaitFor([&] { return watcher.bound(); }, low.pods(), "fill", std::chrono::seconds(300),
+                 progress)) {
+    return MakeError(ErrorCode::kTimeout, "fill: only " + std::to_string(watcher.bound()) + "/" +
+                                              std::to_string(low.pods()) + " bound " +
+                                              watcher.error());
   }
   progress.Done("fill", low.pods(),
-                std::chrono::duration<double>(SteadyClock::now() - fill_start).count());
+                std::chrono::duration<double>(BenchClock::now() - fill_start).count());
 
   // Measure: high-priority gangs arrive on the full cluster.
-  if (Status s = CreateGroups(cluster, high); !s.ok()) return s.error();
+  if (Status s = CreateGroups(h, high, progress); !s.ok()) return s.error();
   for (const GangBatch& d : doomed) {
-    if (Status s = CreateGroups(cluster, d); !s.ok()) return s.error();
+    if (Status s = CreateGroups(h, d, progress); !s.ok()) return s.error();
   }
-  std::vector<std::pair<std::string, TimePoint>> created;
-  const double cpu_before = NamedThreadsCpuSeconds(kSchedulerThreadName);
-  const scheduler::SchedulerStats before = cluster.sched->stats();
-  const TimePoint start = SteadyClock::now();
-  if (Status s = CreatePods(cluster, high, &created); !s.ok()) return s.error();
+  std::vector<Created> created;
+  const double cpu_before = *h.SchedulerCpuSeconds();
+  const double api_cpu_before = *h.ApiServerCpuSeconds();
+  const scheduler::SchedulerStats before = h.scheduler()->stats();
+  const TimePoint start = BenchClock::now();
+  if (Status s = CreatePods(h, high, &created, progress); !s.ok()) return s.error();
   for (const GangBatch& d : doomed) {
-    if (Status s = CreatePods(cluster, d, nullptr); !s.ok()) return s.error();
+    if (Status s = CreatePods(h, d, nullptr, progress); !s.ok()) return s.error();
   }
   auto high_bound = [&] {
     int64_t n = 0;
-    for (const auto& [name, r] : watcher.Records()) n += r.bound && name.starts_with("high-");
+    for (const auto& [name, r] : watcher.Snapshot()) n += r.bound && name.starts_with("high-");
     return n;
   };
-  const auto preempt_timeout = std::chrono::seconds(nodes >= 1'000 ? 600 : 60);
-  if (Status s = WaitFor(high_bound, high.pods(), "preempt", preempt_timeout, progress); !s.ok()) {
+  const auto preempt_timeout = std::chrono::seconds(
+      options.timeout_seconds > 0 ? options.timeout_seconds : (nodes >= 1'000 ? 600 : 60));
+  const bool timed_out = !h.WaitFor(high_bound, high.pods(), "preempt", preempt_timeout, progress);
+  if (!watcher.error().empty()) return MakeError(ErrorCode::kUnavailable, watcher.error());
+  if (timed_out && !options.quiet) {
     // Say why: the first high gang not fully bound and its PodGroupScheduled.
-    const auto records = watcher.Records();
+    const auto records = watcher.Snapshot();
     for (int64_t g = 0; g < high.gangs; ++g) {
       int64_t bound = 0;
       for (int i = 0; i < high.size; ++i) {
@@ -626,7 +528,7 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
       }
       if (bound >= high.size) continue;
       std::string why = "no status";
-      if (auto got = cluster.store->Get(kube::resources::kPodGroups, kNamespace, high.Group(g));
+      if (auto got = h.store()->Get(kube::resources::kPodGroups, kNamespace, high.Group(g));
           got.ok()) {
         if (auto group = kube::PodGroup::Decode((*got)->json); group.ok()) {
           if (const kube::Condition* c =
@@ -635,19 +537,20 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
           }
         }
       }
-      return MakeError(ErrorCode::kInternal, s.error().message + "; " + high.Group(g) + " has " +
-                                                 std::to_string(bound) + " bound: " + why);
+      std::fprintf(stderr, "\n  timed out: %s has %lld bound: %s\n", high.Group(g).c_str(),
+                   static_cast<long long>(bound), why.c_str());
+      break;
     }
-    return s.error();
   }
-  const double cpu = NamedThreadsCpuSeconds(kSchedulerThreadName) - cpu_before;
-  const scheduler::SchedulerStats after = cluster.sched->stats();
+  const double cpu = *h.SchedulerCpuSeconds() - cpu_before;
+  const double api_cpu = *h.ApiServerCpuSeconds() - api_cpu_before;
+  const scheduler::SchedulerStats after = h.scheduler()->stats();
   // Each doomed gang has had at least one full attempt (its PodGroupScheduled
   // condition is written at the end of one), so its chance to evict is past.
   auto doomed_reported = [&] {
     int64_t n = 0;
     for (const GangBatch& d : doomed) {
-      auto got = cluster.store->Get(kube::resources::kPodGroups, kNamespace, d.Group(0));
+      auto got = h.store()->Get(kube::resources::kPodGroups, kNamespace, d.Group(0));
       if (!got.ok()) continue;
       auto group = kube::PodGroup::Decode((*got)->json);
       if (!group.ok()) continue;
@@ -657,15 +560,22 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
     }
     return n;
   };
-  if (Status s = WaitFor(doomed_reported, static_cast<int64_t>(doomed.size()), "doomed",
-                         std::chrono::seconds(120), progress);
-      !s.ok()) {
-    return s.error();
+  if (!timed_out && !h.WaitFor(doomed_reported, static_cast<int64_t>(doomed.size()), "doomed",
+                               std::chrono::seconds(120), progress)) {
+    return MakeError(ErrorCode::kTimeout, "doomed gangs: no PodGroupScheduled=False within 120 s");
   }
-  const auto records = watcher.Records();
-  Latencies lat = CreatedToBound(created, records, start);
-  const double seconds = std::chrono::duration<double>(lat.last_bound - start).count();
-  progress.Done("preempt", high.pods(), seconds);
+  const auto records = watcher.Snapshot();
+  FiguresInput in;
+  in.created = created;
+  in.records = records;
+  in.start = start;
+  in.timed_out = timed_out;
+  in.scheduler_cpu_seconds = cpu;
+  in.api_server_cpu_seconds = api_cpu;
+  BenchResult result;
+  const TimePoint last = ApplyFigures(in, result);
+  const double seconds = std::chrono::duration<double>(last - start).count();
+  progress.Done("preempt", result.pods_bound, seconds);
 
   // Victims and whom they were evicted for.
   std::map<std::string, int64_t> bound_per_group;  // "bench/<group>" -> bound members
@@ -684,10 +594,11 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
     if (!r.deleted) continue;
     ++victims;
     last_eviction = std::max(last_eviction, r.deleted_at);
-    if (r.preempted_for.empty() || r.preempted_for == "?")
+    const std::string preempted_for = PreemptedFor(r.deleted_json);
+    if (preempted_for.empty() || preempted_for == "?")
       ++unattributed;
     else
-      ++victims_for[r.preempted_for];
+      ++victims_for[preempted_for];
     if (name.starts_with("low-")) ++evicted_per_low[group];
   }
   int64_t placed_gangs = 0;
@@ -708,15 +619,8 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
   int64_t overfull_nodes = 0;
   for (const auto& [node, n] : live_per_node) overfull_nodes += n > kSlotsPerNode;
 
-  BenchResult result;
   result.scenario = "gang-preempt";
   result.nodes = nodes;
-  result.pods = high.pods();
-  result.pods_per_second = seconds > 0 ? static_cast<double>(high.pods()) / seconds : 0;
-  result.p50_ms = PercentileMs(lat.samples, 50);
-  result.p99_ms = PercentileMs(lat.samples, 99);
-  result.scheduler_cpu_seconds = cpu;
-  result.peak_rss_bytes = PeakRssBytes();
   const double attempts = static_cast<double>(after.attempts - before.attempts);
   const double loop_seconds = after.scheduling_seconds - before.scheduling_seconds;
   result.extras["high_gangs"] = static_cast<double>(high.gangs);

@@ -1,7 +1,7 @@
-// Topology scenario (issue 5), end to end through the embedded API server:
-// the scheduler connects over loopback HTTP (list+watch, bindings, status,
-// events); the benchmark writes objects straight into the store and a store
-// watch records when each pod gets its nodeName. No kubelet simulator runs.
+// Topology scenarios, end to end on the bench harness (bench/harness.h): the
+// scheduler connects over loopback HTTP (list+watch, bindings, status,
+// events); the benchmark POSTs every object over HTTP and the harness's watch
+// records when each pod gets its nodeName. No kubelet simulator runs.
 //
 //   topology  KEP-5732's perf shape: 5,000 nodes (4 cpu, 32Gi, 110 pods)
 //             spread over 50 racks (label copse.dev/rack), 50 warm-up gangs,
@@ -24,29 +24,25 @@
 //             whole gang (every replica required). The demand (108% of the
 //             270,000 pod slots) is sized so that most gangs fit and the last
 //             ones do not.
-//             Phase 1, not measured: every gang's pods, then a wait until the
-//             scheduler has observed them all (it marks each pod once as
-//             waiting for its PodGroup). Phase 2, measured: the 2,000
-//             PodGroups back to back; a gang is complete, and schedulable,
-//             when its PodGroup is created. The run ends when every gang is
-//             bound whole or its PodGroup reports phase Unschedulable (the
-//             cluster only fills up, so it cannot fit later) and no pod was
-//             bound for a second.
-//             Why pods first: it times the gang placement alone (a gang is
-//             complete when its PodGroup appears), not pod creation.
-//             Figures: gangs bound, pods/s (bound pods / first PodGroup
-//             created -> last pod bound), p50_ms / p99_ms per pod (its
-//             PodGroup created -> bound), gang_p50_ms / gang_p99_ms (PodGroup
-//             created -> last member bound), subgroup_one_rack_fraction
-//             (bound replicas whose pods share a rack), gang_one_block_fraction
-//             (bound gangs in one block; must be 1), gangs_partially_bound
-//             (must be 0), nodes_over_allocatable (nodes holding more than
-//             18 of these pods; must be 0), bind_failures. Latencies include
-//             queueing behind earlier gangs.
+//             Measured from before the first create: every gang's pods,
+//             then the 2,000 PodGroups, all over HTTP (bench/harness.h); a
+//             gang is complete, and schedulable, when its PodGroup is
+//             created. The run ends when every gang is bound whole or its
+//             PodGroup reports phase Unschedulable (the cluster only fills
+//             up, so it cannot fit later) and no pod was bound for a second.
+//             Figures: gangs bound, pods/s (bound pods / first create -> last
+//             bind), p50_ms / p99_ms per pod (its create -> bind),
+//             gang_p50_ms / gang_p99_ms (PodGroup created -> last member
+//             bound), subgroup_one_rack_fraction (bound replicas whose pods
+//             share a rack), gang_one_block_fraction (bound gangs in one
+//             block; must be 1), gangs_partially_bound (must be 0),
+//             nodes_over_allocatable (nodes holding more than 18 of these
+//             pods; must be 0), bind_failures. Latencies include queueing
+//             behind earlier gangs.
 //             --nodes N (>= 300) keeps the 300 racks and scales the gang count
 //             with it (2,000 x N / 15,000); --pods P draws gangs until P pods.
 //
-// Figures as in `gang`: pods/s = measured pods / (last bound - first
+// Figures as in `gang`: pods/s = measured pods bound / (last bound - first
 // created); latency = created -> bound; gang attempt time = the scheduler's
 // loop seconds / attempts over the measured phase; scheduler CPU = the
 // scheduler's threads (named copse-sched). packed_fraction = the share of
@@ -76,7 +72,7 @@
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
 #include "bench/bench.h"
-#include "bench/pod_watch.h"
+#include "bench/harness.h"
 #include "core/quantity.h"
 #include "kube/client.h"
 #include "kube/object.h"
@@ -89,53 +85,9 @@ namespace {
 
 namespace api = copse::apiserver;
 using json = nlohmann::json;
-using SteadyClock = std::chrono::steady_clock;
-using TimePoint = SteadyClock::time_point;
 
-constexpr const char* kSchedulerThread = "copse-sched";
 constexpr const char* kNamespace = "bench";
 constexpr const char* kRackLabel = "copse.dev/rack";
-
-// When each pod of the bench namespace got its node (first time seen bound).
-class BindWatcher {
- public:
-  struct Bound {
-    TimePoint at{};
-    std::string node;
-  };
-
-  explicit BindWatcher(api::Store& store)
-      : watch_(store, kNamespace,
-               [this](const std::vector<api::WatchEvent>& events, TimePoint now) {
-                 Record(events, now);
-               }) {}
-  bool ok() const { return watch_.ok(); }
-  int64_t bound() const { return count_.load(); }
-  std::unordered_map<std::string, Bound> Records() {
-    std::lock_guard lock(mu_);
-    return records_;
-  }
-
- private:
-  void Record(const std::vector<api::WatchEvent>& events, TimePoint now) {
-    std::lock_guard lock(mu_);
-    for (const api::WatchEvent& e : events) {
-      if (e.type == api::WatchEventType::kDeleted || !e.object || e.object->node_name.empty()) {
-        continue;
-      }
-      auto [it, added] = records_.try_emplace(e.object->name);
-      if (!added) continue;
-      it->second.at = now;
-      it->second.node = e.object->node_name;
-      count_.fetch_add(1);
-    }
-  }
-
-  std::mutex mu_;
-  std::unordered_map<std::string, Bound> records_;
-  std::atomic<int64_t> count_{0};
-  PodWatchThread watch_;  // last: stopped before the records go
-};
 
 std::string GroupJson(const std::string& name) {
   return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":")" +
@@ -152,95 +104,23 @@ std::string MemberJson(const std::string& name, const std::string& group) {
          R"("},"containers":[{"name":"main","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":"100m","memory":"500Mi"},"limits":{"cpu":"100m","memory":"500Mi"}}}]}})";
 }
 
-struct Cluster {
-  std::shared_ptr<api::Store> store;
-  std::unique_ptr<api::ApiServer> server;
-  std::unique_ptr<kube::IoThread> io;
-  std::unique_ptr<scheduler::Scheduler> sched;
-  std::unordered_map<std::string, std::string> rack_of;  // node -> rack
-  ~Cluster() {
-    if (sched) sched->Stop();
-    sched.reset();
-    io.reset();
-    if (server) server->Stop();
-  }
-  Status Create(const kube::ResourceRef& ref, std::string_view ns, std::string_view body) {
-    auto created = store->Create(ref, ns, body);
-    if (!created.ok()) return created.error();
-    return Status::Ok();
-  }
-};
-
-Status CreateGangs(Cluster& cluster, const std::string& prefix, int64_t gangs,
-                   std::vector<std::pair<std::string, TimePoint>>* created) {
-  for (int64_t g = 0; g < gangs; ++g) {
-    if (Status s = cluster.Create(kube::resources::kPodGroups, kNamespace,
-                                  GroupJson(prefix + "-" + std::to_string(g)));
-        !s.ok()) {
-      return s;
-    }
-  }
-  std::vector<std::pair<std::string, std::string>> bodies;
+// PodGroups first (as a workload controller does), then their pods, over
+// HTTP; `created` gets each pod's send time.
+Status CreateGangs(Harness& h, const std::string& prefix, int64_t gangs,
+                   std::vector<Created>* created, Progress& progress) {
+  std::vector<std::string> groups;
+  std::vector<std::string> pods;
   for (int64_t g = 0; g < gangs; ++g) {
     const std::string group = prefix + "-" + std::to_string(g);
-    for (int i = 0; i < 4; ++i) {
-      std::string name = group + "-" + std::to_string(i);
-      bodies.emplace_back(name, MemberJson(name, group));
-    }
+    groups.push_back(GroupJson(group));
+    for (int i = 0; i < 4; ++i) pods.push_back(MemberJson(group + "-" + std::to_string(i), group));
   }
-  for (auto& [name, body] : bodies) {
-    const TimePoint now = SteadyClock::now();
-    if (Status s = cluster.Create(kube::resources::kPods, kNamespace, body); !s.ok()) return s;
-    if (created != nullptr) created->emplace_back(std::move(name), now);
+  if (Status s = h.Create(kube::resources::kPodGroups, kNamespace, std::move(groups), nullptr,
+                          "podgroups", progress);
+      !s.ok()) {
+    return s;
   }
-  return Status::Ok();
-}
-
-// Starts the API server on the store and the scheduler as its HTTP client,
-// and waits for the scheduler's informers to sync.
-Status StartServerAndScheduler(Cluster& cluster, const BenchOptions& options) {
-  api::Options server_options;
-  server_options.store = cluster.store;
-  server_options.threads = 1;
-  server_options.serve_https = options.tls;
-  server_options.serve_http = !options.tls;
-  auto server = api::ApiServer::Start(server_options);
-  if (!server.ok()) return server.error();
-  cluster.server = std::move(server).value();
-
-  // Threads created from here on (client I/O, loop, oneTBB workers) are the scheduler's.
-  NameThisThread(kSchedulerThread);
-  kube::ClientConfig config;
-  config.server = options.tls ? cluster.server->https_url() : cluster.server->http_url();
-  config.ca_pem = cluster.server->ca_pem();
-  config.max_connections = 128;
-  config.pipelined_connections = kube::kCopsePipelinedConnections;
-  cluster.io = std::make_unique<kube::IoThread>(1);
-  auto client = kube::Client::Create(config, cluster.io->executor());
-  if (!client.ok()) return client.error();
-  scheduler::SchedulerOptions scheduler_options;
-  auto created_scheduler = scheduler::Scheduler::Create(*client, scheduler_options);
-  if (!created_scheduler.ok()) return created_scheduler.error();
-  cluster.sched = std::move(created_scheduler).value();
-  cluster.sched->Start();
-  NameThisThread("copse-bench");
-  if (!cluster.sched->WaitForSync(std::chrono::seconds(60))) {
-    return MakeError(ErrorCode::kInternal, "scheduler informers did not sync");
-  }
-  return Status::Ok();
-}
-
-Status WaitBound(BindWatcher& watcher, int64_t target, std::string_view phase, Progress& progress) {
-  const TimePoint deadline = SteadyClock::now() + std::chrono::seconds(600);
-  for (int64_t n = watcher.bound(); n < target; n = watcher.bound()) {
-    if (SteadyClock::now() > deadline) {
-      return MakeError(ErrorCode::kInternal, std::string(phase) + ": only " + std::to_string(n) +
-                                                 "/" + std::to_string(target) + " bound");
-    }
-    progress.Update(phase, n, target);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return Status::Ok();
+  return h.Create(kube::resources::kPods, kNamespace, std::move(pods), created, "create", progress);
 }
 
 }  // namespace
@@ -252,87 +132,82 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
   constexpr int64_t kWarmupGangs = 50;
   const int64_t racks = std::max<int64_t>(1, std::min<int64_t>(50, nodes));
 
-  Cluster cluster;
-  NameThisThread("copse-api");
-  api::StoreOptions store_options;
-  store_options.watch_history = static_cast<size_t>((gangs + kWarmupGangs) * 4 * 4 + 200'000);
-  cluster.store = api::NewStore(store_options);
-  auto shape = ParseResourceList("cpu=4,memory=32Gi,pods=110");
-  if (!shape.ok()) return shape.error();
-  auto topology = api::ParseTopology("rack=" + std::to_string(racks));
-  if (!topology.ok()) return topology.error();
-  auto node_objects = api::MakeSyntheticNodes(static_cast<int>(nodes), *shape, *topology);
-  if (!node_objects.ok()) return node_objects.error();
-  for (const std::string& node : *node_objects) {
-    const json j = json::parse(node);
-    cluster.rack_of[j["metadata"]["name"].get<std::string>()] =
-        j["metadata"]["labels"].value(kRackLabel, "");
-    if (Status s = cluster.Create(kube::resources::kNodes, "", node); !s.ok()) return s.error();
+  ClusterSpec spec;
+  spec.nodes = nodes;
+  spec.node_shape = "cpu=4,memory=32Gi,pods=110";
+  spec.topology = "rack=" + std::to_string(racks);
+  spec.watch_history = static_cast<size_t>((gangs + kWarmupGangs) * 4 * 4 + 200'000);
+  auto started = Harness::Start(options, spec, progress);
+  if (!started.ok()) return started.error();
+  Harness& h = **started;
+  Timeline& watcher = h.timeline();
+  // The racks the harness's nodes are in (the same synthetic nodes again).
+  std::unordered_map<std::string, std::string> rack_of;
+  {
+    auto shape = ParseResourceList(spec.node_shape);
+    auto topology = api::ParseTopology(spec.topology);
+    if (!shape.ok() || !topology.ok()) return MakeError(ErrorCode::kInternal, "node shape");
+    auto node_objects =
+        api::MakeSyntheticNodes(static_cast<int>(nodes), *shape, *topology, h.node_prefix());
+    if (!node_objects.ok()) return node_objects.error();
+    for (const std::string& node : *node_objects) {
+      const json j = json::parse(node);
+      rack_of[j["metadata"]["name"].get<std::string>()] =
+          j["metadata"]["labels"].value(kRackLabel, "");
+    }
   }
-  if (Status s =
-          cluster.Create(kube::resources::kNamespaces, "",
-                         R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
-      !s.ok()) {
+  const auto timeout =
+      std::chrono::seconds(options.timeout_seconds > 0 ? options.timeout_seconds : 600);
+  if (Status s = CreateGangs(h, "init", kWarmupGangs, nullptr, progress); !s.ok()) {
     return s.error();
   }
-  if (Status s = StartServerAndScheduler(cluster, options); !s.ok()) return s.error();
-
-  BindWatcher watcher(*cluster.store);
-  if (!watcher.ok()) return MakeError(ErrorCode::kInternal, "cannot watch the bench namespace");
-  if (Status s = CreateGangs(cluster, "init", kWarmupGangs, nullptr); !s.ok()) return s.error();
-  if (Status s = WaitBound(watcher, kWarmupGangs * 4, "warm-up", progress); !s.ok()) {
-    return s.error();
+  if (!h.WaitFor([&] { return watcher.bound(); }, kWarmupGangs * 4, "warm-up", timeout, progress)) {
+    return MakeError(ErrorCode::kTimeout, "warm-up: only " + std::to_string(watcher.bound()) +
+                                              " bound " + watcher.error());
   }
 
-  std::vector<std::pair<std::string, TimePoint>> created;
-  created.reserve(static_cast<size_t>(gangs * 4));
-  const double cpu_before = NamedThreadsCpuSeconds(kSchedulerThread);
+  FiguresInput in;
+  in.created.reserve(static_cast<size_t>(gangs * 4));
+  const double cpu_before = *h.SchedulerCpuSeconds();
+  const double api_cpu_before = *h.ApiServerCpuSeconds();
   const double process_cpu_before = ProcessCpuSeconds();
-  const scheduler::SchedulerStats before = cluster.sched->stats();
-  const TimePoint start = SteadyClock::now();
-  if (Status s = CreateGangs(cluster, "gang", gangs, &created); !s.ok()) return s.error();
-  if (Status s = WaitBound(watcher, (kWarmupGangs + gangs) * 4, "schedule", progress); !s.ok()) {
-    return s.error();
-  }
-  const double cpu = NamedThreadsCpuSeconds(kSchedulerThread) - cpu_before;
+  const scheduler::SchedulerStats before = h.scheduler()->stats();
+  // The clock starts before the first PodGroup is created.
+  in.start = BenchClock::now();
+  const TimePoint start = in.start;
+  if (Status s = CreateGangs(h, "gang", gangs, &in.created, progress); !s.ok()) return s.error();
+  in.timed_out = !h.WaitFor([&] { return watcher.bound(); }, (kWarmupGangs + gangs) * 4, "schedule",
+                            timeout, progress);
+  if (!watcher.error().empty()) return MakeError(ErrorCode::kUnavailable, watcher.error());
+  const double cpu = *h.SchedulerCpuSeconds() - cpu_before;
+  in.scheduler_cpu_seconds = cpu;
+  in.api_server_cpu_seconds = *h.ApiServerCpuSeconds() - api_cpu_before;
   const double process_cpu = ProcessCpuSeconds() - process_cpu_before;
-  const scheduler::SchedulerStats after = cluster.sched->stats();
-
-  const auto records = watcher.Records();
-  std::vector<int64_t> samples;
-  TimePoint last = start;
+  const scheduler::SchedulerStats after = h.scheduler()->stats();
+  in.records = watcher.Snapshot();
+  BenchResult result;
+  result.scenario = "topology";
+  result.nodes = nodes;
+  const TimePoint last = ApplyFigures(in, result);
+  (void)start;
   std::map<std::string, std::set<std::string>> racks_of_gang;
-  for (const auto& [name, at] : created) {
-    auto it = records.find(name);
-    if (it == records.end()) continue;
-    last = std::max(last, it->second.at);
-    samples.push_back(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(it->second.at - at).count());
-    racks_of_gang[name.substr(0, name.rfind('-'))].insert(cluster.rack_of[it->second.node]);
+  for (const Created& c : in.created) {
+    auto it = in.records.find(c.name);
+    if (it == in.records.end() || !it->second.bound) continue;
+    racks_of_gang[c.name.substr(0, c.name.rfind('-'))].insert(rack_of[it->second.node]);
   }
-  const double seconds = std::chrono::duration<double>(last - start).count();
-  const double pods = static_cast<double>(gangs * 4);
-  progress.Done("schedule", gangs * 4, seconds);
+  progress.Done("schedule", result.pods_bound,
+                std::chrono::duration<double>(last - in.start).count());
   int64_t packed = 0;
   for (const auto& [gang, set] : racks_of_gang) packed += set.size() == 1 ? 1 : 0;
   const double attempts = static_cast<double>(after.attempts - before.attempts);
   const double loop_seconds = after.scheduling_seconds - before.scheduling_seconds;
-
-  BenchResult result;
-  result.scenario = "topology";
-  result.nodes = nodes;
-  result.pods = gangs * 4;
-  result.pods_per_second = seconds > 0 ? pods / seconds : 0;
-  result.p50_ms = PercentileMs(samples, 50);
-  result.p99_ms = PercentileMs(samples, 99);
-  result.scheduler_cpu_seconds = cpu;
-  result.peak_rss_bytes = PeakRssBytes();
   result.extras["racks"] = static_cast<double>(racks);
   result.extras["gangs"] = static_cast<double>(gangs);
   // Everything in the process (scheduler, API server, the benchmark's own
   // threads, PodGroup and pod creation included): what the 2 cores share.
   result.extras["process_cpu_ms_per_pod"] =
-      gangs > 0 ? process_cpu * 1000.0 / static_cast<double>(gangs * 4) : 0;
+      process_cpu * 1000.0 / static_cast<double>(std::max<int64_t>(1, result.pods_bound));
   result.extras["gang_attempts"] = attempts;
   result.extras["gang_attempt_ms"] = attempts > 0 ? loop_seconds * 1000.0 / attempts : 0;
   result.extras["loop_seconds"] = loop_seconds;
@@ -340,7 +215,8 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
   result.extras["scheduler_cpu_ms_per_gang"] = cpu * 1000.0 / static_cast<double>(gangs);
   result.extras["unschedulable_attempts"] =
       static_cast<double>(after.unschedulable - before.unschedulable);
-  result.targets["pods_per_second >= 15000"] = result.pods_per_second >= 15'000;
+  result.targets["pods_per_second >= 15000"] =
+      result.pods_per_second.value_or(0) >= 15'000 && !result.timed_out;
   result.targets["packed_fraction == 1"] = packed == gangs;
   return result;
 }
@@ -475,85 +351,6 @@ std::string CrdJson(const std::string& plural, const std::string& kind, bool nam
   return crd.dump();
 }
 
-// What the scheduler writes on a member pod whose PodGroup does not exist yet
-// (scheduler/gangs.cc).
-constexpr std::string_view kWaitsForGroup = "does not exist; the pod waits until it is created";
-
-// When each pod of the bench namespace got its node, bound pods per gang
-// (pods named by LargePodName), and which pods the scheduler has observed
-// (marked as waiting for their PodGroup).
-class GangBindWatcher {
- public:
-  struct Bound {
-    TimePoint at{};
-    std::string node;  // "" until bound
-    bool observed = false;
-  };
-
-  GangBindWatcher(api::Store& store, size_t gangs)
-      : bound_per_gang_(gangs, 0),
-        last_(gangs),
-        watch_(store, kNamespace,
-               [this](const std::vector<api::WatchEvent>& events, TimePoint now) {
-                 Record(events, now);
-               }) {}
-  bool ok() const { return watch_.ok(); }
-  int64_t bound() const { return count_.load(); }
-  // Pods the scheduler has marked as waiting for their PodGroup.
-  int64_t observed() const { return observed_.load(); }
-  std::vector<int32_t> BoundPerGang() {
-    std::lock_guard lock(mu_);
-    return bound_per_gang_;
-  }
-  // Call once binding is over (copies every record).
-  std::unordered_map<std::string, Bound> Records() {
-    std::lock_guard lock(mu_);
-    return records_;
-  }
-  std::vector<TimePoint> LastBoundPerGang() {
-    std::lock_guard lock(mu_);
-    return last_;
-  }
-
- private:
-  void Record(const std::vector<api::WatchEvent>& events, TimePoint now) {
-    std::lock_guard lock(mu_);
-    for (const api::WatchEvent& e : events) {
-      if ((e.type != api::WatchEventType::kAdded && e.type != api::WatchEventType::kModified) ||
-          !e.object) {
-        continue;
-      }
-      if (e.object->node_name.empty()) {
-        if (e.object->json.find(kWaitsForGroup) == std::string::npos) continue;
-        Bound& record = records_[e.object->name];
-        if (!record.observed) {
-          record.observed = true;
-          observed_.fetch_add(1);
-        }
-        continue;
-      }
-      Bound& record = records_[e.object->name];
-      if (!record.node.empty()) continue;
-      record.at = now;
-      record.node = e.object->node_name;
-      count_.fetch_add(1);
-      const int64_t gang = ParseLargePodName(e.object->name).first;
-      if (gang >= 0 && static_cast<size_t>(gang) < bound_per_gang_.size()) {
-        ++bound_per_gang_[static_cast<size_t>(gang)];
-        last_[static_cast<size_t>(gang)] = now;
-      }
-    }
-  }
-
-  std::mutex mu_;
-  std::unordered_map<std::string, Bound> records_;
-  std::vector<int32_t> bound_per_gang_;
-  std::vector<TimePoint> last_;
-  std::atomic<int64_t> count_{0};
-  std::atomic<int64_t> observed_{0};
-  PodWatchThread watch_;  // last: stopped before the records go
-};
-
 }  // namespace
 
 Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress& progress) {
@@ -577,19 +374,18 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
   }
   const int64_t capacity = nodes * kLargePodsPerNode;
 
-  Cluster cluster;
-  NameThisThread("copse-api");
-  api::StoreOptions store_options;
-  store_options.watch_history = static_cast<size_t>(total_pods + 200'000);
-  cluster.store = api::NewStore(store_options);
+  ClusterSpec spec;
+  spec.nodes = nodes;
+  spec.node_shape = kLargeNodeShape;
+  spec.topology = "zone=" + std::to_string(kLargeZones) +
+                  ",block=" + std::to_string(kLargeBlocksPerZone) +
+                  ",rack=" + std::to_string(kLargeRacksPerBlock);
+  spec.watch_history = static_cast<size_t>(total_pods * 3 + 200'000);
   for (const auto& [plural, kind, namespaced] :
        {std::tuple<std::string, std::string, bool>{"podgroups", "PodGroup", true},
         std::tuple<std::string, std::string, bool>{"topologies", "Topology", false}}) {
-    if (Status s = cluster.Create(kube::resources::kCustomResourceDefinitions, "",
-                                  CrdJson(plural, kind, namespaced));
-        !s.ok()) {
-      return s.error();
-    }
+    spec.setup_objects.emplace_back(kube::resources::kCustomResourceDefinitions,
+                                    CrdJson(plural, kind, namespaced));
   }
   kube::Topology topology_object;
   topology_object.api_version = kube::Topology::kApiVersion;
@@ -599,99 +395,89 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
     topology_object.spec.levels.push_back({std::string(api::TopologyLabelKey(level))});
   }
   topology_object.spec.levels.push_back({"kubernetes.io/hostname"});
-  if (Status s = cluster.Create(kube::resources::kTopologies, "", topology_object.Encode());
-      !s.ok()) {
-    return s.error();
-  }
+  spec.setup_objects.emplace_back(kube::resources::kTopologies, topology_object.Encode());
+  auto started = Harness::Start(options, spec, progress);
+  if (!started.ok()) return started.error();
+  Harness& h = **started;
+  Timeline& watcher = h.timeline();
 
-  auto shape = ParseResourceList(kLargeNodeShape);
-  if (!shape.ok()) return shape.error();
-  auto topology = api::ParseTopology("zone=" + std::to_string(kLargeZones) +
-                                     ",block=" + std::to_string(kLargeBlocksPerZone) +
-                                     ",rack=" + std::to_string(kLargeRacksPerBlock));
-  if (!topology.ok()) return topology.error();
-  auto node_objects = api::MakeSyntheticNodes(static_cast<int>(nodes), *shape, *topology);
-  if (!node_objects.ok()) return node_objects.error();
-  const std::string block_label(api::TopologyLabelKey("block"));
+  std::unordered_map<std::string, std::string> rack_of;
   std::unordered_map<std::string, std::string> block_of;
-  for (const std::string& node : *node_objects) {
-    const json j = json::parse(node);
-    const std::string name = j["metadata"]["name"].get<std::string>();
-    cluster.rack_of[name] = j["metadata"]["labels"].value(kRackLabel, "");
-    block_of[name] = j["metadata"]["labels"].value(block_label, "");
-    if (Status s = cluster.Create(kube::resources::kNodes, "", node); !s.ok()) return s.error();
+  {
+    auto shape = ParseResourceList(kLargeNodeShape);
+    if (!shape.ok()) return shape.error();
+    auto topology = api::ParseTopology(spec.topology);
+    if (!topology.ok()) return topology.error();
+    auto node_objects =
+        api::MakeSyntheticNodes(static_cast<int>(nodes), *shape, *topology, h.node_prefix());
+    if (!node_objects.ok()) return node_objects.error();
+    const std::string block_label(api::TopologyLabelKey("block"));
+    for (const std::string& node : *node_objects) {
+      const json j = json::parse(node);
+      const std::string name = j["metadata"]["name"].get<std::string>();
+      rack_of[name] = j["metadata"]["labels"].value(kRackLabel, "");
+      block_of[name] = j["metadata"]["labels"].value(block_label, "");
+    }
   }
-  if (Status s =
-          cluster.Create(kube::resources::kNamespaces, "",
-                         R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}})");
+
+  // Measured from before the first create: every gang's pods, then every
+  // gang's PodGroup, over HTTP. A copse PodGroup's phase is only meaningful
+  // once its members exist, and the end of the run is read from it, so the
+  // pods come first. Latencies run from each pod's create; a gang's from its
+  // PodGroup's create (when it became complete).
+  std::vector<std::string> group_bodies;
+  std::vector<std::string> pod_bodies;
+  pod_bodies.reserve(static_cast<size_t>(total_pods));
+  for (size_t g = 0; g < gangs.size(); ++g) {
+    group_bodies.push_back(LargeGroupJson(g, gangs[g]));
+    for (int r = 0; r < gangs[g].replicas; ++r) {
+      for (int i = 0; i < gangs[g].replica_size; ++i) pod_bodies.push_back(LargePodJson(g, r, i));
+    }
+  }
+  FiguresInput in;
+  std::vector<Created> group_created;
+  const double cpu_before = *h.SchedulerCpuSeconds();
+  const double api_cpu_before = *h.ApiServerCpuSeconds();
+  const scheduler::SchedulerStats before = h.scheduler()->stats();
+  in.start = BenchClock::now();
+  const TimePoint start = in.start;
+  if (Status s = h.Create(kube::resources::kPods, kNamespace, std::move(pod_bodies), &in.created,
+                          "create", progress);
       !s.ok()) {
     return s.error();
   }
-  if (Status s = StartServerAndScheduler(cluster, options); !s.ok()) return s.error();
-
-  GangBindWatcher watcher(*cluster.store, gangs.size());
-  if (!watcher.ok()) return MakeError(ErrorCode::kInternal, "cannot watch the bench namespace");
-
-  // Phase 1 (not measured): every gang's pods, then a wait until the
-  // scheduler has observed them all (it marks each one, once, as waiting for
-  // its PodGroup). See the file comment for why the pods come first.
-  const TimePoint submit_start = SteadyClock::now();
-  int64_t submitted = 0;
-  for (size_t g = 0; g < gangs.size(); ++g) {
-    const LargeGang& gang = gangs[g];
-    for (int r = 0; r < gang.replicas; ++r) {
-      for (int i = 0; i < gang.replica_size; ++i) {
-        if (Status s = cluster.Create(kube::resources::kPods, kNamespace, LargePodJson(g, r, i));
-            !s.ok()) {
-          return s.error();
-        }
-      }
-    }
-    submitted += gang.pods();
-    progress.Update("pods", submitted, total_pods);
+  if (Status s = h.Create(kube::resources::kCopsePodGroups, kNamespace, std::move(group_bodies),
+                          &group_created, "podgroups", progress);
+      !s.ok()) {
+    return s.error();
   }
-  progress.Done("pods", total_pods,
-                std::chrono::duration<double>(SteadyClock::now() - submit_start).count());
-  const TimePoint observe_deadline = SteadyClock::now() + std::chrono::seconds(600);
-  for (int64_t n = watcher.observed(); n < total_pods; n = watcher.observed()) {
-    if (SteadyClock::now() > observe_deadline) {
-      return MakeError(ErrorCode::kInternal, "the scheduler observed only " + std::to_string(n) +
-                                                 "/" + std::to_string(total_pods) +
-                                                 " pods within 600 s");
-    }
-    progress.Update("observed", n, total_pods);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const double submit_seconds =
-      std::chrono::duration<double>(SteadyClock::now() - submit_start).count();
-  progress.Done("observed", total_pods, submit_seconds);
-
-  // Phase 2 (measured): the PodGroups, back to back. A gang is complete, and
-  // can be scheduled, from its PodGroup's creation: `complete[g]`.
+  const double create_seconds = std::chrono::duration<double>(BenchClock::now() - start).count();
   std::vector<TimePoint> complete(gangs.size());
-  const double cpu_before = NamedThreadsCpuSeconds(kSchedulerThread);
-  const scheduler::SchedulerStats before = cluster.sched->stats();
-  const TimePoint start = SteadyClock::now();
-  for (size_t g = 0; g < gangs.size(); ++g) {
-    if (Status s = cluster.Create(kube::resources::kCopsePodGroups, kNamespace,
-                                  LargeGroupJson(g, gangs[g]));
-        !s.ok()) {
-      return s.error();
-    }
-    complete[g] = SteadyClock::now();
+  for (const Created& c : group_created) {
+    complete[static_cast<size_t>(std::stoll(c.name.substr(1)))] = c.at;
   }
-  const double create_seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  auto bound_per_gang = [&](const Timeline::Records& records) {
+    std::vector<int32_t> out(gangs.size(), 0);
+    for (const auto& [name, r] : records) {
+      if (!r.bound || r.deleted) continue;
+      const int64_t gang = ParseLargePodName(name).first;
+      if (gang >= 0 && static_cast<size_t>(gang) < out.size()) ++out[static_cast<size_t>(gang)];
+    }
+    return out;
+  };
+  const auto timeout =
+      std::chrono::seconds(options.timeout_seconds > 0 ? options.timeout_seconds : 600);
 
   // Until every gang is bound whole or reported Unschedulable on its PodGroup
   // (capacity only shrinks here, so such a gang cannot fit later), and no pod
   // was bound for a second.
-  const TimePoint deadline = start + std::chrono::seconds(600);
+  const TimePoint deadline = start + timeout;
   std::vector<uint8_t> reported_unschedulable(gangs.size(), 0);
   int64_t last_bound = -1;
-  TimePoint last_change = SteadyClock::now();
+  TimePoint last_change = BenchClock::now();
   bool timed_out = false;
   for (;;) {
-    const std::vector<int32_t> bound = watcher.BoundPerGang();
+    const std::vector<int32_t> bound = bound_per_gang(watcher.Snapshot());
     size_t resolved = 0;
     for (size_t g = 0; g < gangs.size(); ++g) {
       if (bound[g] >= gangs[g].pods()) {
@@ -700,7 +486,7 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
       }
       if (reported_unschedulable[g] == 0) {
         auto object =
-            cluster.store->Get(kube::resources::kCopsePodGroups, kNamespace, LargeGangName(g));
+            h.store()->Get(kube::resources::kCopsePodGroups, kNamespace, LargeGangName(g));
         if (object.ok() &&
             (*object)->json.find(R"("phase":"Unschedulable")") != std::string::npos) {
           reported_unschedulable[g] = 1;
@@ -709,29 +495,42 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
       resolved += reported_unschedulable[g];
     }
     const int64_t n = watcher.bound();
-    const TimePoint now = SteadyClock::now();
+    const TimePoint now = BenchClock::now();
     if (n != last_bound) {
       last_bound = n;
       last_change = now;
     }
     progress.Update("schedule", static_cast<int64_t>(resolved), static_cast<int64_t>(gangs.size()));
     if (resolved == gangs.size() && now - last_change >= std::chrono::seconds(1)) break;
-    if (now > deadline) {
+    if (now > deadline || !watcher.error().empty()) {
       timed_out = true;
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  const double cpu = NamedThreadsCpuSeconds(kSchedulerThread) - cpu_before;
-  const scheduler::SchedulerStats after = cluster.sched->stats();
+  if (!watcher.error().empty()) return MakeError(ErrorCode::kUnavailable, watcher.error());
+  const double cpu = *h.SchedulerCpuSeconds() - cpu_before;
+  const scheduler::SchedulerStats after = h.scheduler()->stats();
+  in.timed_out = timed_out;
+  in.scheduler_cpu_seconds = cpu;
+  in.api_server_cpu_seconds = *h.ApiServerCpuSeconds() - api_cpu_before;
+  in.records = watcher.Snapshot();
+  BenchResult result;
+  result.scenario = "topology-large";
+  result.nodes = nodes;
+  const TimePoint last = ApplyFigures(in, result);
 
   // Figures over what was bound.
-  const auto records = watcher.Records();
-  const std::vector<int32_t> bound = watcher.BoundPerGang();
-  const std::vector<TimePoint> last_bound_at = watcher.LastBoundPerGang();
-  std::vector<int64_t> pod_samples;
+  const auto& records = in.records;
+  const std::vector<int32_t> bound = bound_per_gang(records);
+  std::vector<TimePoint> last_bound_at(gangs.size(), start);
+  for (const auto& [name, r] : records) {
+    const int64_t gang = ParseLargePodName(name).first;
+    if (!r.bound || gang < 0 || static_cast<size_t>(gang) >= gangs.size()) continue;
+    last_bound_at[static_cast<size_t>(gang)] =
+        std::max(last_bound_at[static_cast<size_t>(gang)], r.bound_at);
+  }
   std::vector<int64_t> gang_samples;
-  TimePoint last = start;
   int64_t gangs_bound = 0, partial = 0, one_block = 0, sub_groups_bound = 0, one_rack = 0;
   int64_t pods_bound = 0;
   for (size_t g = 0; g < gangs.size(); ++g) {
@@ -752,11 +551,7 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
       for (int i = 0; i < gang.replica_size; ++i) {
         auto it = records.find(LargePodName(g, r, i));
         if (it == records.end() || it->second.node.empty()) continue;
-        last = std::max(last, it->second.at);
-        pod_samples.push_back(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(it->second.at - complete[g])
-                .count());
-        racks.insert(cluster.rack_of[it->second.node]);
+        racks.insert(rack_of[it->second.node]);
         blocks.insert(block_of[it->second.node]);
       }
       ++sub_groups_bound;
@@ -768,7 +563,7 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
   // node's 18 slots (3500m of 64 cpu), so more than 18 is over allocatable.
   std::unordered_map<std::string, int64_t> pods_on_node;
   for (const auto& [name, record] : records) {
-    if (!record.node.empty()) ++pods_on_node[record.node];
+    if (record.bound && !record.deleted) ++pods_on_node[record.node];
   }
   int64_t max_pods_on_node = 0;
   int64_t nodes_over_allocatable = 0;
@@ -784,15 +579,6 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
     return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
   };
 
-  BenchResult result;
-  result.scenario = "topology-large";
-  result.nodes = nodes;
-  result.pods = total_pods;
-  result.pods_per_second = seconds > 0 ? static_cast<double>(pods_bound) / seconds : 0;
-  result.p50_ms = PercentileMs(pod_samples, 50);
-  result.p99_ms = PercentileMs(pod_samples, 99);
-  result.scheduler_cpu_seconds = cpu;
-  result.peak_rss_bytes = PeakRssBytes();
   result.extras["racks"] = static_cast<double>(kLargeRacks);
   result.extras["blocks"] = static_cast<double>(kLargeZones * kLargeBlocksPerZone);
   result.extras["gangs"] = static_cast<double>(gangs.size());
@@ -800,7 +586,7 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
   result.extras["gangs_unschedulable"] = static_cast<double>(
       std::count(reported_unschedulable.begin(), reported_unschedulable.end(), 1));
   result.extras["gangs_partially_bound"] = static_cast<double>(partial);
-  result.extras["pods_bound"] = static_cast<double>(pods_bound);
+  result.extras["pods_in_whole_gangs"] = static_cast<double>(pods_bound);
   result.extras["demand_over_capacity"] = fraction(total_pods, capacity);
   result.extras["capacity_used_fraction"] = fraction(pods_bound, capacity);
   result.extras["gang_p50_ms"] = PercentileMs(gang_samples, 50);
@@ -809,8 +595,7 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
   result.extras["subgroups_bound"] = static_cast<double>(sub_groups_bound);
   result.extras["subgroup_one_rack_fraction"] = fraction(one_rack, sub_groups_bound);
   result.extras["gang_one_block_fraction"] = fraction(one_block, gangs_bound);
-  result.extras["submit_seconds"] = submit_seconds;
-  result.extras["group_create_seconds"] = create_seconds;
+  result.extras["create_seconds"] = create_seconds;
   result.extras["gang_attempts"] = attempts;
   result.extras["gang_attempt_ms"] = attempts > 0 ? loop_seconds * 1000.0 / attempts : 0;
   result.extras["loop_seconds"] = loop_seconds;
@@ -818,7 +603,6 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
       static_cast<double>(after.unschedulable - before.unschedulable);
   result.extras["scheduler_cpu_ms_per_gang"] =
       cpu * 1000.0 / static_cast<double>(std::max<size_t>(1, gangs.size()));
-  result.extras["timed_out"] = timed_out ? 1 : 0;
   result.extras["max_pods_on_a_node"] = static_cast<double>(max_pods_on_node);
   result.extras["nodes_over_allocatable"] = static_cast<double>(nodes_over_allocatable);
   result.extras["bind_failures"] = static_cast<double>(after.bind_failures - before.bind_failures);

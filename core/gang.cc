@@ -256,6 +256,42 @@ int32_t GangSpec::RequiredPods(std::string_view node) const {
   return static_cast<int32_t>(std::min<int64_t>(pods, INT32_MAX));
 }
 
+namespace {
+
+int64_t PodsBelow(const GangSpec& spec, std::string_view node,
+                  const std::map<std::string, int32_t, std::less<>>& pods) {
+  int64_t total = 0;
+  if (node.empty()) {
+    for (const auto& [name, count] : pods) total += count;
+    return total;
+  }
+  for (size_t index : spec.Subtree(node)) {
+    auto it = pods.find(spec.sub_groups[index].name);
+    if (it != pods.end()) total += it->second;
+  }
+  return total;
+}
+
+bool SatisfiedAt(const GangSpec& spec, std::string_view node,
+                 const std::map<std::string, int32_t, std::less<>>& pods, size_t depth) {
+  if (depth > spec.sub_groups.size()) return true;  // a cycle: cut it
+  if (PodsBelow(spec, node, pods) < spec.MinMember(node)) return false;
+  int32_t satisfied = 0;
+  for (size_t child : spec.Children(node)) {
+    satisfied += SatisfiedAt(spec, spec.sub_groups[child].name, pods, depth + 1) ? 1 : 0;
+  }
+  return satisfied >= spec.MinSubGroup(node);
+}
+
+}  // namespace
+
+bool GangSpec::IsSatisfied(
+    std::string_view node,
+    const std::map<std::string, int32_t, std::less<>>& pods_by_sub_group) const {
+  if (node.empty() && !IsGang()) return true;
+  return SatisfiedAt(*this, node, pods_by_sub_group, 0);
+}
+
 const TopologyConstraint& GangSpec::ConstraintOf(std::string_view node) const {
   if (node.empty()) return topology_constraint;
   std::optional<size_t> index = FindSubGroup(node);

@@ -169,6 +169,14 @@ struct GangSpec {
   std::string EffectiveTopology(std::string_view node) const;
   // The constraint written on `node` (the root's for kRootGroup).
   const TopologyConstraint& ConstraintOf(std::string_view node) const;
+
+  // Whether `node` is satisfied by `pods_by_sub_group` (placed pods per
+  // subgroup label value; "" for pods naming none, which count for the
+  // root only): at least MinMember(node) pods below it and at least
+  // MinSubGroup(node) of its children satisfied (any of them, spec 002's
+  // IsSubGroupReady). For the root of a basic gang: always true.
+  bool IsSatisfied(std::string_view node,
+                   const std::map<std::string, int32_t, std::less<>>& pods_by_sub_group) const;
 };
 
 // What validation needs to know about a copse Topology (kube/topology.h

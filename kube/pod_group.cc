@@ -135,6 +135,7 @@ bool ReadCopseSpec(Reader& r, Element e, CopsePodGroupSpec& out) {
     if (key == "minSubGroup") return Read(r, v, out.min_sub_group);
     if (key == "priorityClassName") return Read(r, v, out.priority_class_name);
     if (key == "preemptibility") return Read(r, v, out.preemptibility);
+    if (key == "disruptionMode") return Read(r, v, out.disruption_mode);
     if (key == "topologyConstraint") return ReadOpt(r, v, out.topology_constraint, ReadConstraint);
     if (key == "subGroups") return ReadArray(r, v, out.sub_groups, ReadSubGroup);
     return true;
@@ -158,6 +159,7 @@ bool ReadCopseStatus(Reader& r, Element e, CopsePodGroupStatus& out) {
     if (key == "ready") return Read(r, v, out.ready);
     if (key == "subGroups") return ReadArray(r, v, out.sub_groups, ReadSubGroupStatus);
     if (key == "observedGeneration") return Read(r, v, out.observed_generation);
+    if (key == "allocatedNonPreemptible") return Read(r, v, out.allocated_non_preemptible);
     return true;
   });
 }
@@ -201,6 +203,7 @@ void OverlayCopseSpec(Json& j, const CopsePodGroupSpec& now, const CopsePodGroup
   PutOpt(j, "minSubGroup", now.min_sub_group, Prev(before, &S::min_sub_group));
   Put(j, "priorityClassName", now.priority_class_name, Prev(before, &S::priority_class_name));
   Put(j, "preemptibility", now.preemptibility, Prev(before, &S::preemptibility));
+  Put(j, "disruptionMode", now.disruption_mode, Prev(before, &S::disruption_mode));
   PutOptObject(j, "topologyConstraint", now.topology_constraint,
                Prev(before, &S::topology_constraint), OverlayConstraint);
   PutArray(j, "subGroups", now.sub_groups, Prev(before, &S::sub_groups), OverlaySubGroup,
@@ -221,6 +224,8 @@ void OverlayCopseStatus(Json& j, const CopsePodGroupStatus& now,
       },
       SameName<CopseSubGroupStatus>);
   PutOpt(j, "observedGeneration", now.observed_generation, Prev(before, &S::observed_generation));
+  Put(j, "allocatedNonPreemptible", now.allocated_non_preemptible,
+      Prev(before, &S::allocated_non_preemptible));
 }
 
 TopologyConstraint ToConstraint(const std::optional<CopseTopologyConstraint>& c) {
@@ -384,6 +389,12 @@ Result<GangSpec> CopsePodGroup::ToGangSpec() const {
   } else {
     errors.push_back("spec.preemptibility: " + preemptibility.error().message);
   }
+  Result<DisruptionMode> disruption = ParseDisruptionMode(spec.disruption_mode);
+  if (disruption.ok()) {
+    gang.disruption_mode = *disruption;
+  } else {
+    errors.push_back("spec.disruptionMode: " + disruption.error().message);
+  }
   gang.topology_constraint = ToConstraint(spec.topology_constraint);
   gang.sub_groups.reserve(spec.sub_groups.size());
   for (const CopseSubGroup& group : spec.sub_groups) {
@@ -427,6 +438,21 @@ std::string CopsePodGroup::StatusPatch(const CopsePodGroupStatus& status,
   out += "],\"observedGeneration\":";
   out += status.observed_generation.has_value() ? std::to_string(*status.observed_generation)
                                                 : std::string("null");
+  out += ",\"allocatedNonPreemptible\":";
+  if (status.allocated_non_preemptible.empty()) {
+    out += "null";
+  } else {
+    out += '{';
+    bool first = true;
+    for (const auto& [resource, quantity] : status.allocated_non_preemptible) {
+      if (!first) out += ',';
+      first = false;
+      AppendJsonString(out, resource);
+      out += ':';
+      AppendJsonString(out, quantity);
+    }
+    out += '}';
+  }
   out += "}}";
   return out;
 }

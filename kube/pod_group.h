@@ -27,6 +27,7 @@
 // Thread-safety: value types; free functions are reentrant.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,9 @@ inline constexpr std::string_view kReasonScheduled = "Scheduled";  // PodGroupSc
 inline constexpr std::string_view kReasonUnschedulable = "Unschedulable";
 inline constexpr std::string_view kReasonSchedulerError = "SchedulerError";
 inline constexpr std::string_view kReasonPreemptionByScheduler = "PreemptionByScheduler";
+// DisruptionTarget on the members (and the group) of a gang copse evicts
+// because it stayed bound below its minimum.
+inline constexpr std::string_view kReasonGangBelowMinimum = "GangBelowMinimum";
 
 // ------------------------------------------------- scheduling.k8s.io/v1alpha2
 
@@ -151,6 +155,9 @@ struct CopsePodGroupSpec {
   std::optional<int32_t> min_sub_group;
   std::string priority_class_name;
   std::string preemptibility;  // "" = preemptible
+  // "Pod" | "PodGroup" (KEP-4671's disruptionMode): PodGroup groups are
+  // preempted only whole. "" = Pod.
+  std::string disruption_mode;
   std::optional<CopseTopologyConstraint> topology_constraint;
   std::vector<CopseSubGroup> sub_groups;
   bool operator==(const CopsePodGroupSpec&) const = default;
@@ -170,6 +177,10 @@ struct CopsePodGroupStatus {
   int32_t ready = 0;
   std::vector<CopseSubGroupStatus> sub_groups;
   std::optional<int64_t> observed_generation;
+  // Resources requested by the bound pods preemption may not take (spec
+  // 002): all of a non-preemptible group's, the required part of a
+  // semi-preemptible one's; quantities as text ("4", "16Gi"). Empty: none.
+  std::map<std::string, std::string, std::less<>> allocated_non_preemptible;
   bool operator==(const CopsePodGroupStatus&) const = default;
 };
 

@@ -620,7 +620,8 @@ void SchedulingQueue::ComputeBackoff(Entry& entry) const {
     unit.backoff_expiration = unit.timestamp;
     return;
   }
-  Clock::Duration duration = std::min(options_.pod_initial_backoff, max);
+  Clock::Duration duration =
+      std::min(group ? options_.pod_group_initial_backoff : options_.pod_initial_backoff, max);
   if (group) {
     // Larger groups are costlier to retry: scale by 1 + floor(log2(members)).
     const int scale = 1 + static_cast<int>(std::bit_width(unit.pods.size()) - 1);
@@ -760,6 +761,11 @@ bool SchedulingQueue::MayHelp(const Entry& entry, const PodInfo& assigned) const
     }
   }
   return false;
+}
+
+const QueuedUnit* SchedulingQueue::PeekActive() const noexcept {
+  const Entry* head = active_.Top();
+  return head == nullptr ? nullptr : &head->unit;
 }
 
 std::optional<PoppedUnit> SchedulingQueue::Pop() {

@@ -95,8 +95,10 @@ struct QueueOptions {
   // 0 disables backoff altogether (kube's podMaxBackoffSeconds: 0).
   Clock::Duration pod_max_backoff = kDefaultPodMaxBackoff;
   Clock::Duration pod_max_in_unschedulable_pods = kDefaultPodMaxInUnschedulablePodsDuration;
-  // Pod groups back off from pod_initial_backoff too, doubling per failed
-  // attempt and scaled by 1 + floor(log2(members)), capped at this.
+  // Pod groups back off by their own settings: from pod_group_initial_backoff,
+  // scaled by 1 + floor(log2(members)), doubling per failed attempt, capped
+  // at pod_group_max_backoff (0 disables their backoff).
+  Clock::Duration pod_group_initial_backoff = std::chrono::seconds(1);
   Clock::Duration pod_group_max_backoff = std::chrono::seconds(60);
   // QueueSort; empty: PrioritySortLess (inlined, no indirect call).
   QueueLessFn less;
@@ -153,6 +155,9 @@ class SchedulingQueue {
   // activeQ's head, or nullopt when activeQ is empty. The queue never waits:
   // the loop sleeps on its inbox until an event or a timer is due.
   std::optional<PoppedUnit> Pop();
+  // activeQ's head (what Pop would return next), or null when activeQ is
+  // empty. Valid until the queue is next changed.
+  const QueuedUnit* PeekActive() const noexcept;
   // Hands back an in-flight unit whose attempt `cycle` was rejected (step 3).
   // Returns where it went; kNone when the unit is not in flight with that
   // cycle (stale call) or was deleted meanwhile (then it is dropped).

@@ -350,13 +350,13 @@ net::awaitable<void> PatchTask(std::shared_ptr<ApiWriter::Impl> self, PodId pod,
 }
 
 void ApiWriter::PreemptVictim(PodId victim, std::string preemptor_message,
-                              std::function<void(Status)> done) {
+                              std::function<void(Status)> done, std::string_view reason) {
   json patch = {
       {"status",
        {{"conditions", json::array({json{
                            {"type", kConditionDisruptionTarget},
                            {"status", "True"},
-                           {"reason", kReasonPreemptionByScheduler},
+                           {"reason", reason},
                            {"message", preemptor_message},
                            {"lastTransitionTime", FormatRfc3339(std::chrono::system_clock::now())},
                        }})}}}};

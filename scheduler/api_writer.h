@@ -99,8 +99,10 @@ class ApiWriter {
   void PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> condition,
                       std::optional<std::string> nominated_node);
   // Preemption: marks the victim with DisruptionTarget (reason
-  // PreemptionByScheduler), then deletes it (uid precondition).
-  void PreemptVictim(PodId victim, std::string preemptor_message, std::function<void(Status)> done);
+  // PreemptionByScheduler, or `reason`: GangBelowMinimum for a broken
+  // gang's members), then deletes it (uid precondition).
+  void PreemptVictim(PodId victim, std::string preemptor_message, std::function<void(Status)> done,
+                     std::string_view reason = "PreemptionByScheduler");
   // A core/v1 Event about a pod ("Normal"/"Warning").
   void RecordPodEvent(const PodId& pod, std::string_view type, std::string_view reason,
                       std::string message);

@@ -10,7 +10,7 @@ namespace {
 struct Unit {
   std::vector<std::pair<NodeIndex, PodRef>> pods;
   bool violates_pdb = false;
-  bool piece_of_group = false;  // a pod of a running group that may lose single pods
+  bool whole_group = false;  // every pod of a group that goes only whole
   int32_t max_priority = 0;
 };
 
@@ -30,30 +30,35 @@ bool Fits(const plugins::Framework& fw, Snapshot& scratch, std::span<const PodPt
 
 GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& snapshot,
                                  std::span<const PodPtr> members,
-                                 const GangPlacementOptions& options, const VictimGroupFn& unit_of,
+                                 const GangPlacementOptions& options, const VictimRules& rules,
                                  plugins::RandomSource& random, plugins::Workspace& workspace,
                                  const GangPlaceFn& place) {
   GangPreemption out;
   if (members.empty()) return out;
-  int32_t priority = members.front()->priority;
   std::set<std::string> member_uids;
-  for (const PodPtr& m : members) {
-    priority = std::min(priority, m->priority);
-    member_uids.insert(m->uid);
-  }
-  auto lower = [&](const PodInfo& pod) {
-    return pod.priority < priority && !member_uids.contains(pod.uid) && !pod.terminating;
+  for (const PodPtr& m : members) member_uids.insert(m->uid);
+  // The pods on `nodes` the rules let this group take together.
+  auto removable = [&](const auto& nodes) {
+    std::vector<PodRef> candidates;
+    std::map<std::string, NodeIndex> node_of;
+    for (NodeIndex n : nodes) {
+      for (const PodRef& pod : snapshot.pods(n)) {
+        if (pod->terminating || member_uids.contains(pod->uid)) continue;
+        if (rules.UnitOf(*pod) == VictimRules::Unit::kNever) continue;
+        candidates.push_back(pod);
+        node_of[pod->uid] = n;
+      }
+    }
+    std::vector<std::pair<NodeIndex, PodRef>> out;
+    for (const PodRef& pod : rules.Removable(candidates)) out.emplace_back(node_of[pod->uid], pod);
+    return out;
   };
 
-  // 1. Everything lower-priority gone.
+  // 1. Everything removable gone.
   Snapshot all_gone = snapshot;
-  for (NodeIndex n = 0; n < all_gone.num_nodes(); ++n) {
-    std::vector<std::string> remove;
-    for (const PodRef& pod : snapshot.pods(n)) {
-      if (lower(*pod)) remove.push_back(pod->uid);
-    }
-    for (const std::string& uid : remove) all_gone.RemovePod(n, uid);
-  }
+  std::vector<NodeIndex> every_node(snapshot.num_nodes());
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) every_node[n] = n;
+  for (const auto& [node, pod] : removable(every_node)) all_gone.RemovePod(node, pod->uid);
   std::vector<MemberPlacement> placement;
   if (!Fits(fw, all_gone, members, options, random, workspace, &placement, place)) {
     out.message = "preemption: the group does not fit even with every lower-priority pod evicted";
@@ -63,39 +68,27 @@ GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& s
   // 2. Candidate units on the nodes used.
   std::set<NodeIndex> used;
   for (const MemberPlacement& m : placement) used.insert(m.node);
-  std::map<std::string, std::vector<std::pair<NodeIndex, PodRef>>> group_pods;
-  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
-    for (const PodRef& pod : snapshot.pods(n)) {
-      if (!lower(*pod)) continue;
-      if (std::optional<VictimGroup> g = unit_of(*pod); g.has_value() && g->all_or_nothing) {
-        group_pods[g->key].push_back({n, pod});
-      }
-    }
-  }
   std::vector<Unit> units;
   std::set<std::string> taken_groups;
-  for (NodeIndex n : used) {
-    for (const PodRef& pod : snapshot.pods(n)) {
-      if (!lower(*pod)) continue;
-      std::optional<VictimGroup> g = unit_of(*pod);
-      Unit unit;
-      if (g.has_value() && g->all_or_nothing) {
-        if (!taken_groups.insert(g->key).second) continue;
-        unit.pods = group_pods[g->key];
-      } else {
-        unit.pods.push_back({n, pod});
-        unit.piece_of_group = g.has_value();
-      }
-      for (const auto& [node, p] : unit.pods) {
-        unit.max_priority = std::max(unit.max_priority, p->priority);
-        for (const PodDisruptionBudgetInfo& pdb : snapshot.pdbs()) {
-          if (pdb.disruptions_allowed <= 0 && pdb.Covers(*p) && !pdb.AlreadyDisrupted(p->name)) {
-            unit.violates_pdb = true;
-          }
+  for (const auto& [n, pod] : removable(used)) {
+    Unit unit;
+    if (rules.UnitOf(*pod) == VictimRules::Unit::kWhole) {
+      const std::string group = rules.GroupOf(*pod);
+      if (!taken_groups.insert(group).second) continue;
+      unit.pods = rules.GroupPods(group);
+      unit.whole_group = true;
+    } else {
+      unit.pods.push_back({n, pod});
+    }
+    for (const auto& [node, p] : unit.pods) {
+      unit.max_priority = std::max(unit.max_priority, p->priority);
+      for (const PodDisruptionBudgetInfo& pdb : snapshot.pdbs()) {
+        if (pdb.disruptions_allowed <= 0 && pdb.Covers(*p) && !pdb.AlreadyDisrupted(p->name)) {
+          unit.violates_pdb = true;
         }
       }
-      units.push_back(std::move(unit));
     }
+    units.push_back(std::move(unit));
   }
 
   // 3. All candidates gone.
@@ -111,9 +104,10 @@ GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& s
   // 4. Reprieve.
   std::stable_sort(units.begin(), units.end(), [](const Unit& a, const Unit& b) {
     if (a.violates_pdb != b.violates_pdb) return a.violates_pdb;
-    if (a.piece_of_group != b.piece_of_group) return a.piece_of_group;
+    if (a.whole_group != b.whole_group) return a.whole_group;
     return a.max_priority > b.max_priority;
   });
+  std::vector<PodRef> victims;
   for (const Unit& unit : units) {
     for (const auto& [node, pod] : unit.pods) scratch.AddPod(node, pod);
     std::vector<MemberPlacement> trial;
@@ -123,10 +117,17 @@ GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& s
     }
     for (const auto& [node, pod] : unit.pods) {
       scratch.RemovePod(node, pod->uid);
-      out.victims.push_back(pod);
+      victims.push_back(pod);
     }
   }
+
+  // 5. No group left below its minimum.
+  if (!rules.Complete(victims)) {
+    out.message = "preemption: the victims would leave a pod group below its minimum";
+    return out;
+  }
   out.found = true;
+  out.victims = std::move(victims);
   out.placement = std::move(placement);
   return out;
 }

@@ -3,26 +3,32 @@
 // snapshots and never actuated here (delayed actuation: the scheduler evicts
 // only when this returns a placement for at least `required` members).
 //
-// Algorithm:
-//   1. Every pod with priority below the group's (the lowest member
-//      priority) is a potential victim. Remove them all from a copy of the
-//      snapshot and place the group (PlaceGang). If even that fails, nobody
-//      is evicted: "not enough lower-priority capacity".
-//   2. Candidates are the lower-priority pods on the nodes that placement
-//      used. Candidates form units: a pod alone, or — when `unit_of` names an
-//      all-or-nothing group for it (disruptionMode PodGroup, or the minimum
-//      of a non-preemptible copse group) — every lower-priority member of
-//      that group, wherever it runs.
+// Algorithm (which pods may go, and in which units, is VictimRules'
+// (scheduler/victim_rules.h), shared with single-pod preemption):
+//   1. Every pod the rules let this group take (priority below the group's
+//      lowest member priority; not of a non-preemptible group; not the
+//      required part of a semi-preemptible one) is removed from a copy of
+//      the snapshot (VictimRules::Removable over all of them) and the group
+//      placed (PlaceGang). If even that fails, nobody is evicted: "not
+//      enough lower-priority capacity".
+//   2. Candidates are those pods on the nodes that placement used, in
+//      units: a plain pod alone; a member of a Pod-mode group alone; a
+//      member of a disruptionMode PodGroup group with its whole group,
+//      wherever it runs.
 //   3. Remove every candidate unit from a fresh copy and check the group
 //      fits (else nobody is evicted).
 //   4. Reprieve, keeping the set minimal: put units back one at a time and
 //      keep each one whose return still lets the group fit. Order: units
 //      covered by a PodDisruptionBudget with no disruptions left first,
-//      then pieces of running groups (so whole groups are preferred as
-//      victims over pods picked out of several), then more important units
-//      (higher priority) first.
-//   5. The victims are the units not reprieved; the placement is the last
-//      one that fit.
+//      then whole groups, then members of running groups (so members beyond
+//      a group's minimum are taken before whole groups, and whole groups
+//      before pods picked out of groups that would then have to go whole),
+//      then more important units (higher priority) first.
+//   5. The victims are the units not reprieved, completed by the rules: a
+//      group they leave below its minimum goes whole (the rules allow that
+//      only for a preemptible group of lower priority, and step 1 never
+//      removes more of any other group than its spare pods). The placement
+//      is the last one that fit.
 //
 // Thread-safety: pure; works on copies of the snapshot.
 
@@ -35,16 +41,9 @@
 #include "core/snapshot.h"
 #include "plugins/framework/framework.h"
 #include "scheduler/placement.h"
+#include "scheduler/victim_rules.h"
 
 namespace copse::scheduler {
-
-// For a potential victim: the key of the group it belongs to, if any, and
-// whether that group must be evicted whole.
-struct VictimGroup {
-  std::string key;
-  bool all_or_nothing = false;
-};
-using VictimGroupFn = std::function<std::optional<VictimGroup>(const PodInfo& pod)>;
 
 struct GangPreemption {
   bool found = false;
@@ -62,7 +61,7 @@ using GangPlaceFn =
 
 GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& snapshot,
                                  std::span<const PodPtr> members,
-                                 const GangPlacementOptions& options, const VictimGroupFn& unit_of,
+                                 const GangPlacementOptions& options, const VictimRules& rules,
                                  plugins::RandomSource& random, plugins::Workspace& workspace,
                                  const GangPlaceFn& place = {});
 

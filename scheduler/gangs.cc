@@ -197,9 +197,10 @@ GangTracker::Decision GangTracker::MarkBound(PodPtr pod) {
   return Evaluate(key, group);
 }
 
-GangTracker::Decision GangTracker::Remove(const PodInfo& pod) {
+GangTracker::Decision GangTracker::Remove(const PodInfo& pod, bool finished) {
   const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
   Group& group = GroupFor(pod.group_kind, pod.namespace_name, pod.pod_group);
+  if (finished && group.bound.contains(pod.uid)) group.finished[pod.uid] = pod.sub_group;
   Forget(group, pod.uid);
   Decision d = Evaluate(key, group);
   EraseIfUnused(key);
@@ -236,6 +237,30 @@ GangTracker::GroupInfo GangTracker::Info(const queue::UnitKey& key) const {
   info.scheduled_reported = group->scheduled_reported;
   info.ownership = OwnershipOf(*group);
   return info;
+}
+
+std::vector<PodPtr> GangTracker::BoundMembers(const queue::UnitKey& key) const {
+  std::vector<PodPtr> out;
+  if (const Group* group = Find(key)) {
+    for (const auto& [uid, pod] : group->bound) out.push_back(pod);
+  }
+  return out;
+}
+
+std::vector<GangTracker::BoundGroup> GangTracker::GroupsWithBoundMembers() const {
+  std::vector<BoundGroup> out;
+  for (const auto& [text, group] : groups_) {
+    if (group.bound.empty() || group.spec == nullptr || !group.spec->IsGang()) continue;
+    if (OwnershipOf(group) != Ownership::kOurs) continue;
+    BoundGroup entry;
+    entry.key = GroupUnitKey(group.kind, group.ns, group.name);
+    entry.spec = group.spec;
+    for (const auto& [uid, pod] : group.bound) entry.bound.push_back(pod);
+    for (const auto& [uid, pod] : group.pending) entry.pending.push_back(pod);
+    for (const auto& [uid, sub_group] : group.finished) ++entry.finished[sub_group];
+    out.push_back(std::move(entry));
+  }
+  return out;
 }
 
 GangTracker::Ownership GangTracker::OwnershipOf(const queue::UnitKey& key) const {

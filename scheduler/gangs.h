@@ -117,8 +117,10 @@ class GangTracker {
   Decision UpsertGated(PodPtr pod);
   // The member was bound (assigned).
   Decision MarkBound(PodPtr pod);
-  // The member was deleted or became terminal.
-  Decision Remove(const PodInfo& pod);
+  // The member was deleted or became terminal (`finished`: it ran and
+  // ended, Succeeded or Failed; it keeps counting for the group's minimum
+  // when broken gangs are looked for, since it did its part).
+  Decision Remove(const PodInfo& pod, bool finished = false);
   // Re-evaluates (e.g. after a failed bind of a member).
   Decision Evaluate(const queue::UnitKey& key);
 
@@ -130,6 +132,8 @@ class GangTracker {
   Ownership OwnershipOf(const queue::UnitKey& key) const;
   // The distinct scheduler names of the members, sorted.
   std::vector<std::string> SchedulerNames(const queue::UnitKey& key) const;
+  // The bound members, by uid.
+  std::vector<PodPtr> BoundMembers(const queue::UnitKey& key) const;
   // Bound members per subgroup label value ("" for none).
   std::map<std::string, int32_t> BoundPerSubGroup(const queue::UnitKey& key) const;
   // Sticky PodGroupScheduled=True: returns true only the first time.
@@ -137,6 +141,18 @@ class GangTracker {
   // Delayed preemption in progress for the group: the victims' uids.
   void SetPendingVictims(const queue::UnitKey& key, std::set<std::string> victims);
   std::set<std::string> PendingVictims(const queue::UnitKey& key) const;
+  // A group copse owns with bound members: what gang recovery looks at.
+  struct BoundGroup {
+    queue::UnitKey key;
+    std::shared_ptr<const GangSpec> spec;
+    std::vector<PodPtr> bound;
+    std::vector<PodPtr> pending;
+    // Finished members per subgroup label value.
+    std::map<std::string, int32_t, std::less<>> finished;
+  };
+  // Every group that is copse's, has a spec of the gang policy and has bound
+  // members. O(groups + their members).
+  std::vector<BoundGroup> GroupsWithBoundMembers() const;
   // The held spec events, once the group is copse's (empty otherwise); each
   // is handed out once.
   std::vector<SpecEvent> TakeSpecEvents(const queue::UnitKey& key);
@@ -155,6 +171,7 @@ class GangTracker {
     bool scheduled_reported = false;
     std::set<std::string> pending_victims;
     std::vector<SpecEvent> spec_events;
+    std::map<std::string, std::string> finished;  // uid -> subgroup label value
   };
   Group& GroupFor(PodInfo::GroupKind kind, std::string_view ns, std::string_view name);
   Group* Find(const queue::UnitKey& key);

@@ -75,7 +75,7 @@ void SchedulerLoop::Apply(PodGone& event) {
   }
   if (!event.pod) return;
   queue_.Delete(*event.pod);
-  if (IsMember(*event.pod)) MemberGone(*event.pod);
+  if (IsMember(*event.pod)) MemberGone(*event.pod, event.terminal);
 }
 
 // ------------------------------------------------------------------ gangs
@@ -98,8 +98,8 @@ void SchedulerLoop::MemberBound(const PodPtr& pod) {
   reporter_.MemberBound(*pod);
 }
 
-void SchedulerLoop::MemberGone(const PodInfo& pod) {
-  const GangTracker::Decision d = gangs_.Remove(pod);
+void SchedulerLoop::MemberGone(const PodInfo& pod, bool finished) {
+  const GangTracker::Decision d = gangs_.Remove(pod, finished);
   ApplyDecision(d);
   reporter_.MemberGone(d.key);
 }

@@ -86,7 +86,7 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
       },
       [box, interned](const auto& old_pod, const auto& new_pod) {
         if (IsTerminal(*new_pod)) {
-          box->Push(PodGone{new_pod->meta.uid, Decode(*new_pod, *interned, false)});
+          box->Push(PodGone{new_pod->meta.uid, Decode(*new_pod, *interned, false), true});
           return;
         }
         if (PodPtr info = Decode(*new_pod, *interned, false)) {

@@ -16,6 +16,7 @@ queue::QueueOptions QueueOptionsOf(const SchedulerOptions& options, const Profil
   qo.pod_initial_backoff = options.pod_initial_backoff;
   qo.pod_max_backoff = options.pod_max_backoff;
   qo.pod_max_in_unschedulable_pods = options.pod_max_in_unschedulable;
+  qo.pod_group_initial_backoff = options.pod_group_initial_backoff;
   qo.pod_group_max_backoff = options.pod_group_max_backoff;
   // One activeQ for every profile: they share the QueueSort plugin.
   qo.less = QueueSortLess(profiles.at(0));
@@ -37,8 +38,10 @@ CycleEnvOptions EnvOptionsOf(const SchedulerOptions& options) {
   return eo;
 }
 
-StatusReporterOptions ReporterOptionsOf(const SchedulerOptions& options) {
+StatusReporterOptions ReporterOptionsOf(const SchedulerOptions& options,
+                                        const ResourceNames& names) {
   StatusReporterOptions ro;
+  ro.names = &names;
   ro.waiting_report_delay = options.waiting_report_delay;
   return ro;
 }
@@ -68,10 +71,12 @@ SchedulerLoop::SchedulerLoop(const SchedulerOptions& options, const Profiles& pr
       queue_(clock, QueueOptionsOf(options, profiles), QueueProfilesOf(profiles)),
       gangs_(profiles.names()),
       env_(names, EnvOptionsOf(options)),
-      pod_cycle_(profiles, cache_, queue_, env_, clock),
+      pod_cycle_(profiles, cache_, queue_, gangs_, env_, clock),
       workload_cycle_(profiles, cache_, queue_, gangs_, topologies_, env_, clock),
-      reporter_(writer, gangs_, profiles, clock, ReporterOptionsOf(options)),
-      preemption_(writer, queue_, profiles) {}
+      reporter_(writer, gangs_, profiles, clock, ReporterOptionsOf(options, names)),
+      preemption_(writer, queue_, profiles),
+      burst_(GangBurstOptions{options.gang_burst_window, options.gang_burst_max_skips}),
+      recovery_(options.gang_recovery_timeout) {}
 
 void SchedulerLoop::Stop() {
   stopping_.store(true);
@@ -100,7 +105,17 @@ void SchedulerLoop::Run(const std::function<bool()>& synced) {
     ApplyInbox();
     RunTimers();
     Publish();
-    if (std::optional<queue::PoppedUnit> unit = queue_.Pop()) {
+    hold_until_.reset();
+    if (const queue::QueuedUnit* head = queue_.PeekActive();
+        burst_.enabled() && head != nullptr && head->key.kind == queue::UnitKind::kPodGroup) {
+      // Choosing among queued gangs (scheduler/gang_burst.h): a fresh gang
+      // waits out the window for the rest of its burst.
+      hold_until_ = burst_.HoldUntil(*head, clock_.Now());
+      if (!hold_until_.has_value()) {
+        RunGangBurst();
+        continue;
+      }
+    } else if (std::optional<queue::PoppedUnit> unit = queue_.Pop()) {
       RunCycle(*unit);
       continue;
     }
@@ -137,7 +152,21 @@ void SchedulerLoop::RunTimers() {
   for (const PodPtr& expired : cache_.CleanupExpiredAssumedPods()) {
     queue_.AssignedPodDeleted(expired);
   }
+  for (const GangRecovery::Due& due : recovery_.Check(gangs_, cache_, now)) RecoverGang(due);
   reporter_.Flush();
+}
+
+void SchedulerLoop::RecoverGang(const GangRecovery::Due& due) {
+  ++stats_.gangs_recovered;
+  Log(0, "scheduler", due.message);
+  reporter_.GroupDisrupted(due.key, kube::kReasonGangBelowMinimum, due.message);
+  reporter_.GroupEvent(due.key, kube::kReasonGangBelowMinimum, due.message);
+  for (const PodPtr& pod : due.bound) {
+    const PodId id{pod->namespace_name, pod->name, pod->uid};
+    writer_.PreemptVictim(
+        id, due.message, [](Status) {}, kube::kReasonGangBelowMinimum);
+    writer_.RecordPodEvent(id, "Warning", kube::kReasonGangBelowMinimum, due.message);
+  }
 }
 
 std::chrono::steady_clock::time_point SchedulerLoop::NextWake() const {
@@ -147,7 +176,11 @@ std::chrono::steady_clock::time_point SchedulerLoop::NextWake() const {
     due = std::min(due, *backoff);
   }
   if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) due = std::min(due, *report);
+  if (std::optional<Clock::TimePoint> recovery = recovery_.NextDue()) {
+    due = std::min(due, *recovery);
+  }
   if (options_.metrics != nullptr) due = std::min(due, last_metrics_update_ + kMetricsInterval);
+  if (hold_until_.has_value()) due = std::min(due, *hold_until_);
   const Clock::Duration wait =
       std::clamp<Clock::Duration>(due - now, Clock::Duration::zero(), kMaxSleep);
   return std::chrono::steady_clock::now() + wait;
@@ -181,6 +214,36 @@ void SchedulerLoop::RunCycle(const queue::PoppedUnit& unit) {
   }
   stats_.scheduling_seconds +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void SchedulerLoop::RunGangBurst() {
+  // The pod groups of the head's priority at activeQ's head, in queue order.
+  std::vector<queue::PoppedUnit> units;
+  const int32_t priority = queue_.PeekActive()->priority;
+  while (units.size() < std::max<size_t>(1, burst_.options().max_batch)) {
+    const queue::QueuedUnit* head = queue_.PeekActive();
+    if (head == nullptr || head->key.kind != queue::UnitKind::kPodGroup ||
+        head->priority != priority) {
+      break;
+    }
+    units.push_back(*queue_.Pop());
+  }
+  std::vector<BurstGang> burst;
+  burst.reserve(units.size());
+  for (const queue::PoppedUnit& unit : units) {
+    const std::shared_ptr<const GangSpec> spec = gangs_.Info(unit.key()).spec;
+    burst.push_back(DescribeBurstGang(unit.key().ToString(), spec.get(), unit.pods));
+  }
+  bool first = true;
+  for (size_t i : burst_.Order(burst)) {
+    // Events that arrived meanwhile (a member or group deleted, a bind
+    // confirmed) are applied between the cycles, as between any two pops.
+    if (!first) ApplyInbox();
+    first = false;
+    const uint64_t scheduled = stats_.scheduled;
+    RunCycle(units[i]);
+    if (stats_.scheduled > scheduled) burst_.Forget(burst[i].key);
+  }
 }
 
 void SchedulerLoop::ReportFailed(const CycleOutcome& outcome) {
@@ -227,6 +290,9 @@ void SchedulerLoop::ApplyPodOutcome(const queue::PoppedUnit& unit, CycleOutcome&
         ++stats_.preemption_attempts;
         CountPreemption(*outcome.preemption);
         preemption_.Actuate(*outcome.preemption);
+        reporter_.VictimGroupsDisrupted(
+            outcome.preemption->victims, kube::kReasonPreemptionByScheduler,
+            "member pods preempted to make room for pod " + unit.pod().FullName());
       }
       preemption_.Drop(outcome.drop_nominations);
       queue_.AddUnschedulableIfNotPresent(key, unit.cycle, outcome.rejection);
@@ -276,6 +342,9 @@ void SchedulerLoop::ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcom
       if (outcome.preemption.has_value()) {
         CountPreemption(*outcome.preemption);
         gangs_.SetPendingVictims(key, preemption_.Actuate(*outcome.preemption));
+        reporter_.VictimGroupsDisrupted(
+            outcome.preemption->victims, kube::kReasonPreemptionByScheduler,
+            "member pods preempted to make room for pod group " + outcome.preemption->group);
       }
       preemption_.Drop(outcome.drop_nominations);
       queue_.AddUnschedulableIfNotPresent(key, unit.cycle, outcome.rejection);

@@ -18,8 +18,12 @@
 //      b. Timers: backoff expiry, the periodic unschedulable-pods flush
 //         (kube's podMaxInUnschedulablePodsDuration semantic), expired
 //         assumed pods, coalesced status writes and delayed waiting reports,
+//         gangs left below their minimum for gangRecoveryTimeout
+//         (scheduler/gang_recovery.h: their bound members are evicted),
 //         metrics.
-//      c. Pop one unit: PodCycle or WorkloadCycle computes a CycleOutcome,
+//      c. Pop one unit (or, with a gang burst window, every pod group of the
+//         head's priority, run in GangBurst's order: scheduler/gang_burst.h):
+//         PodCycle or WorkloadCycle computes a CycleOutcome,
 //         which the loop applies: assume + Reserve, Permit, PreBind and Bind
 //         through the profile's plugins for each placement; requeue with the
 //         rejecting plugins (or Done); PodScheduled / PodGroupScheduled
@@ -35,6 +39,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -44,6 +49,8 @@
 #include "scheduler/api_writer.h"
 #include "scheduler/cache.h"
 #include "scheduler/cycle_env.h"
+#include "scheduler/gang_burst.h"
+#include "scheduler/gang_recovery.h"
 #include "scheduler/gangs.h"
 #include "scheduler/inbox.h"
 #include "scheduler/pod_cycle.h"
@@ -94,10 +101,14 @@ class SchedulerLoop {
   void RunTimers();
   std::chrono::steady_clock::time_point NextWake() const;
   void RunCycle(const queue::PoppedUnit& unit);
+  // Pops the pod groups of the head's priority and runs them in burst_'s order.
+  void RunGangBurst();
   void ApplyPodOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);
   void ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);
   void ReportFailed(const CycleOutcome& outcome);
   void CountPreemption(const PreemptionPlan& plan);
+  // Evicts the bound members of a gang left below its minimum.
+  void RecoverGang(const GangRecovery::Due& due);
   void Publish();
 
   // ---- handlers.cc: informer events ----
@@ -115,7 +126,7 @@ class SchedulerLoop {
   void Apply(TopologyGone& event);
   void PendingMember(const PodPtr& pod);
   void MemberBound(const PodPtr& pod);
-  void MemberGone(const PodInfo& pod);
+  void MemberGone(const PodInfo& pod, bool finished);
   void ApplyDecision(const GangTracker::Decision& decision);
   bool AllBinding(const queue::PodList& members) const;
   template <typename T>
@@ -150,6 +161,9 @@ class SchedulerLoop {
   WorkloadCycle workload_cycle_;
   StatusReporter reporter_;
   PreemptionActuator preemption_;
+  GangBurst burst_;
+  std::optional<Clock::TimePoint> hold_until_;  // a fresh gang's burst window
+  GangRecovery recovery_;
   std::unordered_map<std::string, Binding> bindings_;
   uint64_t next_attempt_ = 0;
 

@@ -41,6 +41,7 @@ struct PodChanged {
 struct PodGone {
   std::string uid;
   PodPtr pod;
+  bool terminal = false;  // it ended (Succeeded/Failed) rather than being deleted
 };
 // A node was added (action kActionAdd) or changed (the actions that matter
 // to scheduling; empty: nothing that matters, only the cache row is

@@ -16,8 +16,14 @@ SchedulerOptions SchedulerOptionsFromConfig(const config::SchedulerConfig& cfg) 
   options.pod_max_in_unschedulable =
       std::chrono::duration_cast<Clock::Duration>(cfg.pod_max_in_unschedulable_pods);
   options.parallelism = cfg.parallelism;
+  options.pod_group_initial_backoff =
+      std::chrono::duration_cast<Clock::Duration>(cfg.pod_group_initial_backoff);
   options.pod_group_max_backoff =
       std::chrono::duration_cast<Clock::Duration>(cfg.pod_group_max_backoff);
+  options.gang_burst_window = std::chrono::duration_cast<Clock::Duration>(cfg.gang_burst_window);
+  options.gang_burst_max_skips = cfg.gang_burst_max_skips;
+  options.gang_recovery_timeout =
+      std::chrono::duration_cast<Clock::Duration>(cfg.gang_recovery_timeout);
   return options;
 }
 

@@ -1,8 +1,36 @@
 #include "scheduler/pod_cycle.h"
 
+#include <optional>
 #include <utility>
 
+#include "scheduler/victim_rules.h"
+
 namespace copse::scheduler {
+namespace {
+
+// VictimRules built on first use: only a pod that fails Filter preempts,
+// and building them reads every pod of the snapshot.
+class LazyVictimRules final : public plugins::VictimPolicy {
+ public:
+  LazyVictimRules(const Snapshot& snapshot, const GangTracker& gangs, const PodInfo& preemptor)
+      : snapshot_(snapshot), gangs_(gangs), preemptor_(preemptor) {}
+  std::vector<PodRef> Removable(std::span<const PodRef> candidates) const override {
+    return Get().Removable(candidates);
+  }
+  bool Complete(std::vector<PodRef>& victims) const override { return Get().Complete(victims); }
+
+ private:
+  const VictimRules& Get() const {
+    if (!rules_.has_value()) rules_.emplace(snapshot_, gangs_, preemptor_.priority);
+    return *rules_;
+  }
+  const Snapshot& snapshot_;
+  const GangTracker& gangs_;
+  const PodInfo& preemptor_;
+  mutable std::optional<VictimRules> rules_;
+};
+
+}  // namespace
 
 bool PodCycle::AddNominatedPods(const PodInfo& pod) {
   bool added = false;
@@ -55,6 +83,8 @@ CycleOutcome PodCycle::Run(const queue::PoppedUnit& unit) {
   so.start_index = env_.start_index();
   so.keep_raw_scores = batching;
   so.parallel_for = env_.parallel_for();
+  const LazyVictimRules victim_rules(snapshot, gangs_, *pod);
+  so.victim_policy = &victim_rules;
   plugins::ScheduleResult result =
       fw.SchedulePod(*pod, snapshot, *state, env_.workspace(), env_.random(), so, clock_.WallNow());
   env_.Advance(result.evaluated_nodes);

@@ -21,7 +21,9 @@
 //   5. kPlaced with the node and the pass's CycleState (for the binding
 //      cycle), or kUnschedulable with kube's FitError message, the rejecting
 //      plugins and PostFilter's (DefaultPreemption) victims and nominated
-//      node as a PreemptionPlan, or kError.
+//      node as a PreemptionPlan, or kError. Preemption follows the same
+//      gang rules as WorkloadCycle's (scheduler/victim_rules.h): a lone pod
+//      never leaves a gang below its minimum.
 //
 // Thread-safety: the scheduling loop's (it owns the cache, queue and env).
 
@@ -30,6 +32,7 @@
 #include "scheduler/cache.h"
 #include "scheduler/cycle_env.h"
 #include "scheduler/cycle_outcome.h"
+#include "scheduler/gangs.h"
 #include "scheduler/profiles.h"
 
 namespace copse::scheduler {
@@ -38,8 +41,13 @@ class PodCycle {
  public:
   // Every reference must outlive the cycle.
   PodCycle(const Profiles& profiles, Cache& cache, const queue::SchedulingQueue& queue,
-           CycleEnv& env, const Clock& clock)
-      : profiles_(profiles), cache_(cache), queue_(queue), env_(env), clock_(clock) {}
+           const GangTracker& gangs, CycleEnv& env, const Clock& clock)
+      : profiles_(profiles),
+        cache_(cache),
+        queue_(queue),
+        gangs_(gangs),
+        env_(env),
+        clock_(clock) {}
 
   CycleOutcome Run(const queue::PoppedUnit& unit);
 
@@ -50,6 +58,7 @@ class PodCycle {
   const Profiles& profiles_;
   Cache& cache_;
   const queue::SchedulingQueue& queue_;
+  const GangTracker& gangs_;
   CycleEnv& env_;
   const Clock& clock_;
 };

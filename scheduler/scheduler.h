@@ -60,8 +60,15 @@ struct SchedulerOptions {
   Clock::Duration pod_initial_backoff = std::chrono::seconds(1);
   Clock::Duration pod_max_backoff = std::chrono::seconds(10);
   Clock::Duration pod_max_in_unschedulable = std::chrono::minutes(5);
-  // Cap of a pod group's backoff (it grows with the group's size).
+  // A pod group's own backoff after a failed Workload Scheduling Cycle:
+  // initial, doubling with each attempt, capped.
+  Clock::Duration pod_group_initial_backoff = std::chrono::seconds(1);
   Clock::Duration pod_group_max_backoff = std::chrono::seconds(60);
+  // A gang bound below its minimum (members' binds failed for good, or bound
+  // members vanished with their node) for this long, its re-placement having
+  // failed meanwhile, has its bound members evicted so its resources are
+  // freed and it is placed again whole (0: never).
+  Clock::Duration gang_recovery_timeout = std::chrono::seconds(60);
   // How often the unschedulable pool is checked for pods older than
   // pod_max_in_unschedulable (kube: every 30 s).
   Clock::Duration unschedulable_flush_interval = std::chrono::seconds(30);
@@ -75,6 +82,13 @@ struct SchedulerOptions {
   // event saying so; the members of a gang created in one burst write
   // nothing. 0: report at once.
   Clock::Duration waiting_report_delay = std::chrono::seconds(1);
+  // Choosing among queued gangs (scheduler/gang_burst.h): pod groups of one
+  // priority arriving within this window are run in an order that places
+  // more of them (constrained first, smallest demand first); a group
+  // skipped more than gang_burst_max_skips times goes first. 0 (the
+  // default): off, strict FIFO within a priority.
+  Clock::Duration gang_burst_window = Clock::Duration::zero();
+  int32_t gang_burst_max_skips = 3;
   // Threads for parallel Filter/Score (0: hardware concurrency).
   int parallelism = 0;
   size_t filter_chunk_size = 256;
@@ -105,6 +119,7 @@ struct SchedulerStats {
   uint64_t binds_verified = 0;  // binds of unknown outcome settled by reading the pod
   uint64_t preemption_attempts = 0;
   uint64_t preemption_victims = 0;
+  uint64_t gangs_recovered = 0;   // gangs below their minimum whose bound members were evicted
   uint64_t batched = 0;           // pods placed by reusing a pod class's filter pass
   double scheduling_seconds = 0;  // wall time spent in cycles on the loop thread
   // Published by the loop after each of its iterations (the cache and the

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/quantity.h"
 #include "kube/pod_group.h"
 #include "kube/topology.h"
 
@@ -30,6 +31,32 @@ std::optional<std::vector<std::string>> WithProtection(const kube::ObjectMeta& m
     finalizers.erase(it);
   }
   return finalizers;
+}
+
+// Spec 002: what preemption may not take from the group's bound pods: all of
+// a non-preemptible group's requests; of a semi-preemptible group's, those
+// of its required part (RequiredPods members, taken in uid order: members of
+// one subgroup usually ask alike).
+std::map<std::string, std::string, std::less<>> AllocatedNonPreemptible(
+    const GangSpec& spec, const std::vector<PodPtr>& bound, const ResourceNames* names) {
+  std::map<std::string, std::string, std::less<>> out;
+  if (names == nullptr || spec.preemptibility == Preemptibility::kPreemptible) return out;
+  size_t count = bound.size();
+  if (spec.preemptibility == Preemptibility::kSemiPreemptible) {
+    count = std::min(count, static_cast<size_t>(std::max(0, spec.RequiredPods(kRootGroup))));
+  }
+  ResourceVector total;
+  for (size_t i = 0; i < count; ++i) total += bound[i]->requests;
+  for (ResourceId id = 0; id < total.size(); ++id) {
+    const int64_t value = total.Get(id);
+    if (value == 0 || id == kResourceIdPods) continue;
+    const Quantity q = id == kResourceIdCpu ? Quantity::FromMilli(value)
+                       : id == kResourceIdMemory || id == kResourceIdEphemeralStorage
+                           ? Quantity::FromInt(value, Quantity::Format::kBinarySI)
+                           : Quantity::FromInt(value);
+    out.emplace(std::string(names->Name(id)), q.ToString());
+  }
+  return out;
 }
 
 }  // namespace
@@ -225,10 +252,13 @@ void StatusReporter::WriteGroupStatus(const queue::UnitKey& key, bool scheduled,
     }
     sub_groups.push_back(std::move(entry));
   }
+  std::map<std::string, std::string, std::less<>> non_preemptible =
+      AllocatedNonPreemptible(*info.spec, gangs_.BoundMembers(key), options_.names);
   if (!changed && status.phase == phase && status.scheduled == bound &&
-      status.sub_groups == sub_groups) {
+      status.sub_groups == sub_groups && status.allocated_non_preemptible == non_preemptible) {
     return;
   }
+  status.allocated_non_preemptible = std::move(non_preemptible);
   status.phase = phase;
   status.scheduled = bound;
   status.sub_groups = std::move(sub_groups);
@@ -340,6 +370,52 @@ void StatusReporter::TopologyInvalid(const kube::Topology& topology, const std::
   writer_.RecordEvent(std::string(kube::Topology::kApiVersion), "Topology",
                       PodId{"default", topology.meta.name, topology.meta.uid}, "Warning",
                       "InvalidSpec", message);
+}
+
+void StatusReporter::GroupDisrupted(const queue::UnitKey& key, std::string_view reason,
+                                    const std::string& message) {
+  const GangTracker::GroupInfo info = gangs_.Info(key);
+  if (!info.spec || info.ownership != GangTracker::Ownership::kOurs) return;
+  const GroupObject* object = FindObject(key);
+  if (object == nullptr) return;
+  kube::Condition condition;
+  condition.type = std::string(kube::kDisruptionTarget);
+  condition.status = "True";
+  condition.reason = std::string(reason);
+  condition.message = message;
+  condition.last_transition_time = FormatRfc3339(clock_.WallNow());
+  condition.observed_generation = info.spec->generation;
+  const std::string& ns = info.spec->namespace_;
+  const std::string& name = info.spec->name;
+  if (object->pod_group) {
+    kube::PodGroupStatus status = object->pod_group->status;
+    if (!kube::SetCondition(status.conditions, condition)) return;
+    writer_.MergePatch(kube::resources::kPodGroups, ns, name, kube::PodGroup::StatusPatch(status),
+                       "status");
+    return;
+  }
+  kube::CopsePodGroupStatus status = object->copse->status;
+  if (!kube::SetCondition(status.conditions, condition)) return;
+  writer_.MergePatch(kube::resources::kCopsePodGroups, ns, name,
+                     kube::CopsePodGroup::StatusPatch(status), "status");
+}
+
+void StatusReporter::VictimGroupsDisrupted(std::span<const PodRef> victims, std::string_view reason,
+                                           const std::string& message) {
+  std::map<std::string, queue::UnitKey> groups;
+  for (const PodRef& pod : victims) {
+    if (pod->group_kind == PodInfo::GroupKind::kNone || pod->pod_group.empty()) continue;
+    const queue::UnitKey key = GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
+    groups.try_emplace(key.ToString(), key);
+  }
+  for (const auto& [text, key] : groups) GroupDisrupted(key, reason, message);
+}
+
+void StatusReporter::GroupEvent(const queue::UnitKey& key, std::string_view reason,
+                                const std::string& message) {
+  const GangTracker::GroupInfo info = gangs_.Info(key);
+  if (!info.spec) return;
+  RecordGroupEvent(key, info.spec->uid, info.spec->generation, reason, message);
 }
 
 // ------------------------------------------------------------------ timers

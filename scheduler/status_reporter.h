@@ -36,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -64,6 +65,8 @@ struct StatusReporterOptions {
   // Count updates of groups already reported Scheduled are written at most
   // this often.
   Clock::Duration group_status_flush_interval = std::chrono::milliseconds(100);
+  // Resource names for status.allocatedNonPreemptible (null: not written).
+  const ResourceNames* names = nullptr;
 };
 
 class StatusReporter {
@@ -111,6 +114,16 @@ class StatusReporter {
   void GroupInvalid(const queue::UnitKey& key, const std::string& message);
   // A copse Topology that failed validation (copse's own object).
   void TopologyInvalid(const kube::Topology& topology, const std::string& message);
+  // The group loses pods to the scheduler: DisruptionTarget=True with
+  // `reason` (PreemptionByScheduler for victims, GangBelowMinimum for a
+  // broken gang's recovery) on the group object, when the group is copse's.
+  void GroupDisrupted(const queue::UnitKey& key, std::string_view reason,
+                      const std::string& message);
+  // GroupDisrupted for the group of each victim that is a member.
+  void VictimGroupsDisrupted(std::span<const PodRef> victims, std::string_view reason,
+                             const std::string& message);
+  // A Warning event on the group object (e.g. GangBelowMinimum).
+  void GroupEvent(const queue::UnitKey& key, std::string_view reason, const std::string& message);
 
   // ---- Timers ----
   // Writes what is due: waiting reports and coalesced group counts. `final`

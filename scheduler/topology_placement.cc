@@ -904,14 +904,16 @@ class Placer {
     LevelRef pref = node.preferred.valid() ? node.preferred : pref_in;
     if (Implied(scope, pref)) pref = LevelRef{};
     if (pref.valid() && options_.preferred_domains_to_try > 0 && !node.demand.empty()) {
-      // Gather the whole minimum in one preferred-level domain, most free first.
+      // Gather the whole minimum in one preferred-level domain: the tightest
+      // that may hold it first (least free domain), so roomy domains stay
+      // whole for the subgroups and gangs that need them.
       Flush();
       masks_.clear();
       masked_fits_.clear();
       Ranking ranking = MakeDemand(pref, node.demand, scope);
       if (!ranking.needs.empty()) {
         RankOptions ro;
-        ro.order = RankOrder::kMostFreeFirst;
+        ro.order = options_.preferred_order;
         ro.require_fit = true;
         ro.percentage = 100;
         ro.min_candidates = 0;

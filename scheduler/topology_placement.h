@@ -48,10 +48,14 @@
 //         pin the choice to their domains. Each candidate is tried in turn
 //         (steps b-c inside it), undoing a failed try.
 //      b. Preferred level P (a score): X's minimum goes into one P domain if
-//         one can hold it, the one with the most free capacity first (up to
+//         one can hold it, the tightest fit first (least free domain, as at
+//         required levels; TopologyPlacementOptions::preferred_order; up to
 //         preferred_domains_to_try); otherwise X's own pods spill over the P
-//         domains most-free first. Children without a preferred level of
-//         their own spill the same way.
+//         domains most-free first (fewest domains). Children without a
+//         preferred level of their own spill the same way.
+//      Gangs and subgroups without any level are placed by PlaceGang and the
+//      profile's Score plugins (DomainPacking sends accelerator pods to the
+//      least free racks and blocks).
 //      c. Inside: the required children in order (recursively, each in X's
 //         scope), then X's planned pods with PlaceGang restricted to the
 //         scope's nodes (GangPlacementOptions::allowed_nodes), so every pod
@@ -89,6 +93,7 @@
 #include "scheduler/placement.h"
 #include "topology/domain_tree.h"
 #include "topology/levels.h"
+#include "topology/rank.h"
 
 namespace copse::kube {
 class Topology;
@@ -154,6 +159,9 @@ struct TopologyPlacementOptions {
   uint32_t max_placements_to_try = 0;
   // Preferred-level domains tried whole before spilling.
   uint32_t preferred_domains_to_try = 2;
+  // The order they are tried in: tightest fit first keeps roomy domains
+  // whole; kMostFreeFirst leaves the most headroom around each subgroup.
+  topology::RankOrder preferred_order = topology::RankOrder::kTightestFirst;
   // First try with fit counts from free capacity alone (no Filter pass over
   // every node) and one candidate per required level; only when that fails,
   // run the full search with per-class Filter masks (which also explains the

@@ -36,18 +36,6 @@ std::string WorkloadCycle::TopologyErrors(const GangSpec& spec) const {
   return valid.ok() ? std::string() : valid.error().message;
 }
 
-std::optional<VictimGroup> WorkloadCycle::VictimGroupOf(const PodInfo& pod) const {
-  if (pod.group_kind == PodInfo::GroupKind::kNone || pod.pod_group.empty()) return std::nullopt;
-  const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
-  VictimGroup g;
-  g.key = key.ToString();
-  if (std::shared_ptr<const GangSpec> spec = gangs_.Spec(key)) {
-    g.all_or_nothing = spec->disruption_mode == DisruptionMode::kPodGroup ||
-                       spec->preemptibility == Preemptibility::kNonPreemptible;
-  }
-  return g;
-}
-
 CycleOutcome WorkloadCycle::Run(const queue::PoppedUnit& unit) {
   CycleOutcome out;
   const queue::UnitKey& key = unit.key();
@@ -210,9 +198,9 @@ CycleOutcome WorkloadCycle::Run(const queue::PoppedUnit& unit) {
               .placement;
         };
       }
-      GangPreemption gp = SelectGangVictims(
-          fw, snapshot, members, po, [this](const PodInfo& pod) { return VictimGroupOf(pod); },
-          env_.random(), workspace, place);
+      const VictimRules rules(snapshot, gangs_, priority, member_uids);
+      GangPreemption gp =
+          SelectGangVictims(fw, snapshot, members, po, rules, env_.random(), workspace, place);
       if (gp.found && !gp.victims.empty()) {
         PreemptionPlan plan;
         plan.scheduler_name = fw.scheduler_name();

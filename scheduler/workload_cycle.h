@@ -23,8 +23,8 @@
 //      When every member may preempt and no earlier preemption of this gang
 //      is still waiting for its victims to go, SelectGangVictims computes
 //      one victim set for the whole gang (inside the domains it can be
-//      packed into) and returns it as a PreemptionPlan with the members'
-//      nominations; the loop evicts only then (delayed actuation).
+//      packed into; VictimRules keep every other gang at its minimum) and returns it as a
+//      PreemptionPlan with the members' nominations; the loop evicts only then (delayed actuation).
 //
 // Placement quality (ordering of classes and domains, scoring) lives in
 // scheduler/placement.h and scheduler/topology_placement.h; victim
@@ -70,8 +70,6 @@ class WorkloadCycle {
   bool AddNominatedPods(const std::set<std::string>& members, int32_t priority);
   // Errors of `spec` against the copse Topologies known ("" when none).
   std::string TopologyErrors(const GangSpec& spec) const;
-  // The group a potential victim belongs to, for whole-gang eviction.
-  std::optional<VictimGroup> VictimGroupOf(const PodInfo& pod) const;
 
   const Profiles& profiles_;
   Cache& cache_;

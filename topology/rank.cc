@@ -82,7 +82,9 @@ void RankDomains(const DomainTree& tree, uint32_t level, const Demand& demand,
   for (DomainId d : range) {
     if (options.require_fit && !MayHold(tree, level, d, demand)) continue;
     const int64_t free = tree.free(level, d, measure);
-    out.push_back({d, tightest ? free - needed : free});
+    const int64_t outer =
+        tightest && level > 0 ? tree.free(level - 1, tree.parent(level, d), measure) : 0;
+    out.push_back({d, tightest ? free - needed : free, outer});
   }
 
   OrderAndCap(tree, level, options, out);
@@ -93,6 +95,7 @@ void OrderAndCap(const DomainTree& tree, uint32_t level, const RankOptions& opti
   const bool tightest = options.order == RankOrder::kTightestFirst;
   auto better = [&](const RankedDomain& a, const RankedDomain& b) {
     if (a.key != b.key) return tightest ? a.key < b.key : a.key > b.key;
+    if (a.outer != b.outer) return a.outer < b.outer;
     const std::string_view na = tree.name(level, a.domain);
     const std::string_view nb = tree.name(level, b.domain);
     if (na != nb) return na < nb;

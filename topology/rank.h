@@ -15,7 +15,9 @@
 //   2. Key, on one resource (options.measure, default the demand's dominant
 //      resource: the largest demand / cluster allocatable share):
 //        kTightestFirst: free - demand ascending: the least capacity left
-//          after placement first, which keeps big domains whole;
+//          after placement first, which keeps big domains whole; equally
+//          tight domains by their parent's free capacity ascending (the
+//          least free block first, so whole blocks stay free too);
 //        kMostFreeFirst: free descending: where a preferred-level subgroup
 //          should gather first.
 //      Ties by domain name (label value), then by id (path order).
@@ -101,6 +103,9 @@ struct RankedDomain {
   DomainId domain = kNoDomain;
   // kTightestFirst: free - demand on the measured resource; kMostFreeFirst: free.
   int64_t key = 0;
+  // kTightestFirst below level 0: the parent domain's free capacity on the
+  // measured resource (the tie-break); otherwise 0.
+  int64_t outer = 0;
   bool operator==(const RankedDomain&) const = default;
 };
 

@@ -1,5 +1,7 @@
-// `copse bench SCENARIO [--json FILE]`: runs a benchmark scenario on a
-// synthetic cluster, printing progress and a table, and writing JSON results.
+// `copse bench SCENARIO [--json FILE] [--plot FILE.svg] [--kubeconfig FILE]`:
+// runs a benchmark scenario on a synthetic cluster, printing progress and a
+// table, and writing JSON results (bench/README.md). Exit status: 0 done, 1
+// failed or timed out (the results are still printed and written), 2 usage.
 #include "bench/bench.h"
 
 #include <boost/program_options.hpp>
@@ -15,6 +17,7 @@ namespace po = boost::program_options;
 int RunBench(int argc, char** argv) {
   std::string scenario;
   std::string json_out;
+  std::string plot_out;
   bench::BenchOptions options;
   po::options_description desc("copse bench SCENARIO [flags]");
   desc.add_options()("help,h", "show this help")("list", "list the scenarios")(
@@ -23,7 +26,22 @@ int RunBench(int argc, char** argv) {
       "pods", po::value(&options.pods), "number of pods (default: the scenario's)")(
       "nodes", po::value(&options.nodes), "number of nodes (default: the scenario's)")(
       "tls", po::bool_switch(&options.tls), "use HTTPS instead of plain HTTP on loopback")(
-      "quiet", po::bool_switch(&options.quiet), "no progress lines");
+      "quiet", po::bool_switch(&options.quiet), "no progress lines")(
+      "plot", po::value(&plot_out), "write an SVG of pods bound over time and the latency CDF")(
+      "connections", po::value(&options.connections)->default_value(8),
+      "concurrent client connections the pods are created from")(
+      "timeout", po::value(&options.timeout_seconds),
+      "seconds to wait for the measured pods (default: the scenario's); a timeout fails")(
+      "kubeconfig", po::value(&options.kubeconfig),
+      "run against this external API server (loopback only unless --allow-remote)")(
+      "allow-remote", po::bool_switch(&options.allow_remote),
+      "allow a --kubeconfig server that is not on loopback")(
+      "scheduler", po::value(&options.scheduler)->default_value("copse"),
+      "copse (in-process) or external (already running against --kubeconfig)")(
+      "scheduler-name", po::value(&options.scheduler_name),
+      "the pods' schedulerName (default copse-scheduler; default-scheduler with --scheduler "
+      "external)")("scheduler-pid", po::value(&options.scheduler_pid),
+                   "pid of the external scheduler, for its CPU figure");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;
@@ -52,8 +70,22 @@ int RunBench(int argc, char** argv) {
     std::cerr << "copse bench: --nodes: must not be negative\n";
     return 2;
   }
+  if (options.timeout_seconds < 0) {
+    std::cerr << "copse bench: --timeout: must not be negative\n";
+    return 2;
+  }
+  if (options.scheduler_pid < 0) {
+    std::cerr << "copse bench: --scheduler-pid: must not be negative\n";
+    return 2;
+  }
   for (const auto& s : bench::Scenarios()) {
     if (s.name != scenario) continue;
+    if (!options.kubeconfig.empty() && !s.external) {
+      std::cerr << "copse bench " << scenario
+                << ": --kubeconfig: this scenario runs only against the embedded API server "
+                   "(see bench/README.md)\n";
+      return 2;
+    }
     bench::Progress progress(options.quiet);
     std::cerr << "copse bench " << scenario << ": running\n";
     auto result = s.run(options, progress);
@@ -69,6 +101,19 @@ int RunBench(int argc, char** argv) {
         std::cerr << "copse bench: --json: cannot write " << json_out << "\n";
         return 1;
       }
+    }
+    if (!plot_out.empty()) {
+      std::ofstream out(plot_out, std::ios::trunc);
+      out << bench::PlotSvg(*result);
+      if (!out) {
+        std::cerr << "copse bench: --plot: cannot write " << plot_out << "\n";
+        return 1;
+      }
+    }
+    if (result->timed_out) {
+      std::cerr << "copse bench " << scenario << ": timed out with " << result->pods_bound << "/"
+                << result->pods << " pods bound\n";
+      return 1;
     }
     return 0;
   }

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "apiserver/admission.h"
@@ -91,6 +92,7 @@ int RunLocal(int argc, char** argv) {
   std::string topology_text;
   std::string token;
   bool no_token = false;
+  std::string client_ca_file;
   int64_t pod_ready_delay_ms = 500;
   int64_t watch_history = 200000;
   int threads = 1;
@@ -117,6 +119,9 @@ int RunLocal(int argc, char** argv) {
       "domains per parent, outermost first, e.g. zone=2,block=4,rack=8")(
       "token", po::value(&token), "bearer token clients must send (default: random)")(
       "no-token", po::bool_switch(&no_token), "serve without authentication")(
+      "client-ca-file", po::value(&client_ca_file),
+      "PEM CA bundle: HTTPS clients presenting a certificate it signs need no token "
+      "(kube-apiserver's --client-ca-file); other certificates fail the handshake")(
       "pod-ready-delay-ms", po::value(&pod_ready_delay_ms)->default_value(pod_ready_delay_ms),
       "delay before a bound pod becomes Running and Ready")(
       "watch-history", po::value(&watch_history)->default_value(watch_history),
@@ -194,7 +199,7 @@ int RunLocal(int argc, char** argv) {
       have_default = have_default || profile.scheduler_name == "default-scheduler";
     }
     if (!have_default) {
-      scheduler_options.profiles.push_back(plugins::DefaultProfile("default-scheduler"));
+      scheduler_options.profiles.push_back(plugins::KubeDefaultProfile("default-scheduler"));
     }
   }
   auto shape = ParseResourceList(node_shape);
@@ -203,6 +208,17 @@ int RunLocal(int argc, char** argv) {
   if (!topology.ok()) return bad_flag("--topology: " + topology.error().message);
   auto node_objects = api::MakeSyntheticNodes(nodes, *shape, *topology);
   if (!node_objects.ok()) return bad_flag("--nodes/--node-shape: " + node_objects.error().message);
+  std::string client_ca_pem;
+  if (!client_ca_file.empty()) {
+    std::ifstream in(client_ca_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in || text.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return bad_flag("--client-ca-file " + client_ca_file +
+                      ": not a readable PEM certificate file");
+    }
+    client_ca_pem = text.str();
+  }
   if (token.empty() && !no_token) token = RandomToken();
   if (no_token) token.clear();
 
@@ -239,6 +255,7 @@ int RunLocal(int argc, char** argv) {
   options.https_port = static_cast<uint16_t>(port);
   options.http_port = static_cast<uint16_t>(http_port);
   options.token = token;
+  options.client_ca_pem = client_ca_pem;
   options.threads = threads;
   options.max_request_body_bytes = static_cast<size_t>(max_request_body_bytes);
   options.store = store;

@@ -1,5 +1,6 @@
 #include "plugins/balanced_allocation/balanced_allocation.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace copse::plugins {
@@ -34,9 +35,27 @@ Result<std::unique_ptr<Plugin>> BalancedAllocation::Create(const PluginArgs* arg
   return std::unique_ptr<Plugin>(new BalancedAllocation(std::move(*typed)));
 }
 
+bool BalancedAllocation::AcceleratorNotBalanced(const PodInfo& pod,
+                                                const Snapshot& snapshot) const noexcept {
+  for (size_t r = 0; r < pod.requests.size(); ++r) {
+    const auto id = static_cast<ResourceId>(r);
+    if (id == kResourceIdPods || pod.requests.Get(id) <= 0) continue;
+    const std::string_view name = snapshot.resources().Name(id);
+    if (!IsExtendedResourceName(name)) continue;
+    const bool balanced = std::any_of(args_.resources.begin(), args_.resources.end(),
+                                      [&](const ResourceSpec& spec) { return spec.name == name; });
+    if (!balanced) return true;
+  }
+  return false;
+}
+
 Status BalancedAllocation::PreScore(const PodInfo& pod, const Snapshot& snapshot,
                                     std::span<const NodeIndex> /*feasible*/,
                                     CycleState& state) const {
+  if (args_.skip_accelerator_pods && AcceleratorNotBalanced(pod, snapshot)) {
+    state.Erase(PreScoreKey());
+    return Status::Skip();
+  }
   auto& s = state.Emplace<BalancedPreScoreState>(PreScoreKey());
   s.inputs.Prepare(pod, snapshot, args_.resources, /*use_requested=*/true);
   if (s.inputs.AllPodRequestsZero()) {

@@ -6,7 +6,11 @@
 // Algorithm:
 //   1. PreScore: resolve the configured resources (default cpu, memory) and
 //      the pod's plain requests; Skip for a pod requesting none of them
-//      (best-effort pods would otherwise pile onto one node).
+//      (best-effort pods would otherwise pile onto one node). copse: Skip
+//      for a pod that requests an accelerator (an extended resource not in
+//      `resources`) when skipAcceleratorPods (default): such pods are packed
+//      (NodeResourcesFit acceleratorStrategy), and balancing cpu against
+//      memory would pull them apart.
 //   2. Score: fraction_i = min(1, (node requested_i + pod request_i) /
 //      allocatable_i) over resources with allocatable > 0 (scalar resources
 //      only when requested); score = (1 - stddev(fractions)) * 100, with
@@ -29,6 +33,7 @@ inline constexpr std::string_view kBalancedAllocationName = "NodeResourcesBalanc
 
 struct BalancedAllocationArgs {
   std::vector<ResourceSpec> resources = {{"cpu", 1}, {"memory", 1}};
+  bool skip_accelerator_pods = true;
 };
 
 class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
@@ -43,6 +48,8 @@ class BalancedAllocation final : public PreScorePlugin, public ScorePlugin {
 
  private:
   explicit BalancedAllocation(BalancedAllocationArgs args) : args_(std::move(args)) {}
+  // The pod requests an extended resource that `resources` does not balance.
+  bool AcceleratorNotBalanced(const PodInfo& pod, const Snapshot& snapshot) const noexcept;
   BalancedAllocationArgs args_;
 };
 

@@ -103,7 +103,8 @@ std::optional<std::string> DefaultPreemption::PodEligibleToPreemptOthers(
 Status DefaultPreemption::SelectVictimsOnNode(const FrameworkHandle& framework, const PodInfo& pod,
                                               Snapshot& scratch, CycleState& state, NodeIndex node,
                                               std::span<const PodDisruptionBudgetInfo> pdbs,
-                                              TimePoint now, Victims& victims) {
+                                              TimePoint now, Victims& victims,
+                                              const VictimPolicy* policy) {
   victims.pods.clear();
   victims.num_pdb_violations = 0;
   const auto remove = [&](const PodRef& p) -> Status {
@@ -120,6 +121,7 @@ Status DefaultPreemption::SelectVictimsOnNode(const FrameworkHandle& framework, 
   for (const PodRef& p : scratch.pods(node)) {
     if (p->priority < pod.priority) potential.push_back(p);
   }
+  if (policy != nullptr) potential = policy->Removable(potential);
   if (potential.empty()) return Status::Unresolvable(kReasonNoVictims);
   for (const PodRef& p : potential) {
     Status s = remove(p);
@@ -159,8 +161,14 @@ Status DefaultPreemption::SelectVictimsOnNode(const FrameworkHandle& framework, 
     Status s = reprieve(p, reprieved);
     if (!s.IsSuccess()) return s;
   }
+  // The policy's completion (the rest of a group that goes whole).
+  const size_t chosen = victims.pods.size();
+  if (policy != nullptr && !victims.pods.empty() && !policy->Complete(victims.pods)) {
+    victims.pods.clear();
+    return Status::Unresolvable(kReasonNoVictims);
+  }
   // e. Keep victims most important first.
-  if (!violating.empty() && !non_violating.empty()) {
+  if ((!violating.empty() && !non_violating.empty()) || victims.pods.size() != chosen) {
     std::stable_sort(
         victims.pods.begin(), victims.pods.end(),
         [&](const PodRef& a, const PodRef& b) { return MoreImportantPod(*a, *b, now); });
@@ -252,7 +260,7 @@ PostFilterResult DefaultPreemption::PostFilter(const PostFilterContext& ctx) con
     CycleState state = ctx.state.Clone();
     Victims victims;
     Status s = SelectVictimsOnNode(ctx.framework, ctx.pod, scratch, state, node, snapshot.pdbs(),
-                                   ctx.now, victims);
+                                   ctx.now, victims, ctx.victim_policy);
     scratch.CopyNodeFrom(snapshot, node);
     if (s.IsSuccess() && !victims.pods.empty()) {
       const bool violates = victims.num_pdb_violations > 0;

@@ -27,6 +27,10 @@
 //      d. add each back (violating ones first) and keep it if the pod still
 //         fits, else it is a victim (counting PDB violations);
 //      e. victims end sorted most important first.
+//      With a VictimPolicy (pod groups, scheduler/victim_rules.h): step a
+//      removes only what the policy allows together, and the victims are
+//      completed by it (a group that must go whole goes whole); a node whose
+//      victims cannot be completed is no candidate.
 //   4. Pick the candidate with, in order: fewest PDB violations, lowest
 //      priority of its first (most important) victim, smallest sum of
 //      (priority + 2^31), fewest victims, latest earliest-start among its
@@ -91,7 +95,8 @@ class DefaultPreemption final : public PostFilterPlugin {
   static Status SelectVictimsOnNode(const FrameworkHandle& framework, const PodInfo& pod,
                                     Snapshot& scratch, CycleState& state, NodeIndex node,
                                     std::span<const PodDisruptionBudgetInfo> pdbs,
-                                    std::chrono::system_clock::time_point now, Victims& victims);
+                                    std::chrono::system_clock::time_point now, Victims& victims,
+                                    const VictimPolicy* policy = nullptr);
   // Step 4: index into `candidates` (non-empty).
   static size_t PickOneNode(std::span<const PreemptionCandidate> candidates,
                             std::chrono::system_clock::time_point now) noexcept;

@@ -3,6 +3,7 @@
 #include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/domain_packing/domain_packing.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_name/node_name.h"
@@ -31,6 +32,7 @@ copse::Status RegisterDefaultPlugins(Registry& registry) {
       {kDefaultPreemptionName, &DefaultPreemption::Create},
       {kBalancedAllocationName, &BalancedAllocation::Create},
       {kDefaultBinderName, &DefaultBinder::Create},
+      {kDomainPackingName, &DomainPacking::Create},
   };
   for (const auto& [name, factory] : plugins) {
     copse::Status s = registry.Register(std::string(name), factory);
@@ -49,8 +51,21 @@ Profile DefaultProfile(std::string scheduler_name) {
       {std::string(kNodePortsName), 0},         {std::string(kNodeResourcesFitName), 1},
       {std::string(kPodTopologySpreadName), 2}, {std::string(kInterPodAffinityName), 2},
       {std::string(kDefaultPreemptionName), 0}, {std::string(kBalancedAllocationName), 1},
-      {std::string(kDefaultBinderName), 0},
+      {std::string(kDefaultBinderName), 0},     {std::string(kDomainPackingName), 1},
   };
+  return profile;
+}
+
+Profile KubeDefaultProfile(std::string scheduler_name) {
+  Profile profile = DefaultProfile(std::move(scheduler_name));
+  std::erase_if(profile.plugins.multi_point.enabled,
+                [](const PluginRef& ref) { return ref.name == kDomainPackingName; });
+  FitArgs fit;
+  fit.accelerator_strategy.enabled = false;
+  profile.plugin_args[std::string(kNodeResourcesFitName)] = fit;
+  BalancedAllocationArgs balanced;
+  balanced.skip_accelerator_pods = false;
+  profile.plugin_args[std::string(kBalancedAllocationName)] = balanced;
   return profile;
 }
 

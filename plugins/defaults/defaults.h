@@ -8,7 +8,10 @@
 //   SchedulingGates, PrioritySort, NodeUnschedulable, NodeName,
 //   TaintToleration (3), NodeAffinity (2), NodePorts, NodeResourcesFit (1),
 //   PodTopologySpread (2), InterPodAffinity (2), DefaultPreemption,
-//   NodeResourcesBalancedAllocation (1), DefaultBinder.
+//   NodeResourcesBalancedAllocation (1), DefaultBinder,
+// then copse's DomainPacking (1), which scores only pods requesting an
+// accelerator (with NodeResourcesFit's acceleratorStrategy: accelerator pods
+// are packed, CPU-only pods keep kube's LeastAllocated + BalancedAllocation).
 
 #include <string>
 
@@ -22,5 +25,11 @@ namespace copse::plugins {
 copse::Status RegisterDefaultPlugins(Registry& registry);
 
 Profile DefaultProfile(std::string scheduler_name = "copse-scheduler");
+
+// kube-scheduler's default profile as kube scores it: DefaultProfile without
+// DomainPacking, NodeResourcesFit's acceleratorStrategy None and
+// BalancedAllocation balancing accelerator pods too (for a profile that
+// stands in for kube's default-scheduler).
+Profile KubeDefaultProfile(std::string scheduler_name = "default-scheduler");
 
 }  // namespace copse::plugins

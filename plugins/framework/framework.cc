@@ -517,8 +517,10 @@ PostFilterResult Framework::RunPostFilter(const PodInfo& pod, const Snapshot& sn
                                           const CycleState& state,
                                           std::span<const Status> node_statuses,
                                           RandomSource& random,
-                                          std::chrono::system_clock::time_point now) const {
-  const PostFilterContext ctx{pod, snapshot, state, node_statuses, *this, random, now};
+                                          std::chrono::system_clock::time_point now,
+                                          const VictimPolicy* victim_policy) const {
+  const PostFilterContext ctx{pod,   snapshot, state, node_statuses,
+                              *this, random,   now,   victim_policy};
   PostFilterResult combined;
   combined.status = Status::Unschedulable(kReasonNone);
   std::string message;
@@ -558,7 +560,8 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
     result.code = Code::kUnschedulable;
     std::string post_message;
     if (options.run_post_filter && !post_filter_.empty()) {
-      result.post_filter = RunPostFilter(pod, snapshot, state, ws.node_statuses, random, now);
+      result.post_filter =
+          RunPostFilter(pod, snapshot, state, ws.node_statuses, random, now, options.victim_policy);
       if (result.post_filter->status.IsError()) {
         result.code = Code::kError;
         result.message = ErrorMessage("PostFilter", result.post_filter->status, snapshot);

@@ -118,6 +118,9 @@ struct ScheduleOptions {
   // Where the round-robin walk over the candidates starts (kube's nextStartNodeIndex).
   size_t start_index = 0;
   bool run_post_filter = true;
+  // Limits on PostFilter's (preemption's) victims; null: none. Must stay
+  // valid during the call.
+  const VictimPolicy* victim_policy = nullptr;
   // Copy the raw scores to Workspace::raw_scores (for reuse by pod classes).
   bool keep_raw_scores = false;
   // Only these nodes are candidates (sorted ascending, unique), e.g. the
@@ -212,8 +215,8 @@ class Framework final : public FrameworkHandle {
                                           RandomSource& random) noexcept;
   PostFilterResult RunPostFilter(const PodInfo& pod, const Snapshot& snapshot,
                                  const CycleState& state, std::span<const Status> node_statuses,
-                                 RandomSource& random,
-                                 std::chrono::system_clock::time_point now) const;
+                                 RandomSource& random, std::chrono::system_clock::time_point now,
+                                 const VictimPolicy* victim_policy = nullptr) const;
 
   // Steps 1-5 above, sequentially.
   ScheduleResult SchedulePod(const PodInfo& pod, const Snapshot& snapshot, CycleState& state,

@@ -208,6 +208,24 @@ class FrameworkHandle {
   virtual std::string StatusMessage(const Status& status, const Snapshot& snapshot) const = 0;
 };
 
+// Limits on preemption victims that the runtime knows and plugins do not
+// (pod groups: preemptibility, disruption mode, minimums). The scheduler
+// supplies one per cycle (scheduler/victim_rules.h); without one every
+// lower-priority pod may be a victim on its own, as in kube.
+// Thread-safety: const calls only, from the cycle's thread.
+class VictimPolicy {
+ public:
+  virtual ~VictimPolicy() = default;
+  // The part of `candidates` (lower-priority pods on one node) that may be
+  // removed together: pods of non-preemptible groups and the required part
+  // of semi-preemptible ones are left out.
+  virtual std::vector<PodRef> Removable(std::span<const PodRef> candidates) const = 0;
+  // Completes a chosen victim set so that no group is left below its
+  // minimum: adds the rest of a group that goes whole (possibly on other
+  // nodes). False when no completion is allowed (the set must not be used).
+  virtual bool Complete(std::vector<PodRef>& victims) const = 0;
+};
+
 struct PostFilterContext {
   const PodInfo& pod;
   const Snapshot& snapshot;
@@ -217,6 +235,7 @@ struct PostFilterContext {
   const FrameworkHandle& framework;
   RandomSource& random;
   std::chrono::system_clock::time_point now;
+  const VictimPolicy* victim_policy = nullptr;  // null: no limits
 };
 
 // PostFilter output. Computing is separate from acting: victims are returned,

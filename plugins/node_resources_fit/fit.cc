@@ -25,6 +25,9 @@ struct ScoredResource {
 };
 
 struct FitPreScoreState : ClonableState<FitPreScoreState> {
+  // The strategy for this pod: the accelerator strategy's for a pod that
+  // requests an accelerator.
+  ScoringStrategyType type = ScoringStrategyType::kLeastAllocated;
   ResourceAllocationInputs inputs;  // RequestedToCapacityRatio
   // LeastAllocated / MostAllocated: the resources ForNode would report with a
   // non-zero allocatable on some node (unknown names, pods and scalar
@@ -89,6 +92,24 @@ Result<std::unique_ptr<Plugin>> Fit::Create(const PluginArgs* args) {
   copse::Status s =
       ValidateResources(strategy.resources, "NodeResourcesFitArgs.scoringStrategy.resources");
   if (!s.ok()) return s.error();
+  const AcceleratorStrategy& accelerators = typed->accelerator_strategy;
+  s = ValidateResources(accelerators.resources,
+                        "NodeResourcesFitArgs.acceleratorStrategy.resources");
+  if (!s.ok()) return s.error();
+  if (accelerators.enabled && accelerators.type == ScoringStrategyType::kRequestedToCapacityRatio) {
+    return MakeError(ErrorCode::kInvalid,
+                     "NodeResourcesFitArgs.acceleratorStrategy.type: Unsupported value: "
+                     "\"RequestedToCapacityRatio\": supported values: \"LeastAllocated\", "
+                     "\"MostAllocated\", \"None\"");
+  }
+  for (size_t i = 0; i < accelerators.resources.size(); ++i) {
+    if (!IsExtendedResourceName(accelerators.resources[i].name)) {
+      return MakeError(ErrorCode::kInvalid,
+                       "NodeResourcesFitArgs.acceleratorStrategy.resources[" + std::to_string(i) +
+                           "].name: Invalid value: \"" + accelerators.resources[i].name +
+                           "\": must be an extended resource name (e.g. nvidia.com/gpu)");
+    }
+  }
   if (strategy.type == ScoringStrategyType::kRequestedToCapacityRatio) {
     const auto& shape = strategy.shape;
     const std::string path = "NodeResourcesFitArgs.scoringStrategy.requestedToCapacityRatio.shape";
@@ -201,9 +222,37 @@ void Fit::AppendReasons(const Status& status, const Snapshot& snapshot,
 Status Fit::PreScore(const PodInfo& pod, const Snapshot& snapshot,
                      std::span<const NodeIndex> /*feasible*/, CycleState& state) const {
   auto& s = state.Emplace<FitPreScoreState>(PreScoreKey());
+  s.num_scored = 0;
+  const AcceleratorStrategy& accelerators = args_.accelerator_strategy;
+  if (accelerators.enabled && RequestsAccelerator(pod, snapshot, accelerators.resources)) {
+    // The accelerators the pod requests, and nothing else: their packing is
+    // what decides whether whole nodes stay free for the pods that need them.
+    s.type = accelerators.type;
+    for (size_t r = 0; r < pod.requests.size() && s.num_scored < kMaxResources; ++r) {
+      const auto id = static_cast<ResourceId>(r);
+      const int64_t request = pod.requests.Get(id);
+      if (id == kResourceIdPods || request <= 0) continue;
+      const std::string_view name = snapshot.resources().Name(id);
+      int64_t weight = 0;
+      if (accelerators.resources.empty()) {
+        weight = IsExtendedResourceName(name) ? 1 : 0;
+      } else {
+        for (const ResourceSpec& spec : accelerators.resources) {
+          if (spec.name == name) weight = spec.weight;
+        }
+      }
+      if (weight == 0) continue;
+      ScoredResource sr;
+      sr.id = id;
+      sr.weight = weight;
+      sr.pod_request = request;
+      s.scored[s.num_scored++] = sr;
+    }
+    return Status::Success();
+  }
+  s.type = args_.scoring_strategy.type;
   const std::vector<ResourceSpec>& resources = args_.scoring_strategy.resources;
   s.inputs.Prepare(pod, snapshot, resources, /*use_requested=*/false);
-  s.num_scored = 0;
   for (size_t i = 0; i < resources.size() && i < kMaxResources; ++i) {
     const std::optional<ResourceId> id = snapshot.resources().Find(resources[i].name);
     if (!id.has_value() || *id == kResourceIdPods) continue;
@@ -230,7 +279,7 @@ Status Fit::Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
                   std::span<int64_t> out) const noexcept {
   const auto* s = ctx.state.Read<FitPreScoreState>(PreScoreKey());
   if (s == nullptr) return Status::MissingState();
-  const ScoringStrategyType type = args_.scoring_strategy.type;
+  const ScoringStrategyType type = s->type;
   if (type == ScoringStrategyType::kRequestedToCapacityRatio) {
     const size_t k = s->inputs.size();
     std::array<int64_t, kMaxResources> allocatable{};

@@ -17,6 +17,13 @@
 //      (cpu/memory with per-container defaults for unset requests).
 //   4. Score: LeastAllocated, MostAllocated or RequestedToCapacityRatio over
 //      (allocatable, node requests + pod request) of those resources.
+//   copse: a pod that requests an accelerator (RequestsAccelerator over
+//   acceleratorStrategy.resources) is scored by acceleratorStrategy instead,
+//   on the accelerator resources it requests only: by default MostAllocated,
+//   as KAI's GPU bin packing, so accelerator pods fill partly used nodes and
+//   leave whole nodes free; CPU-only pods keep scoringStrategy (kube's
+//   LeastAllocated). acceleratorStrategy.type None scores every pod by
+//   scoringStrategy, as kube-scheduler does.
 //
 // Thread-safety: immutable after construction; per-cycle data in CycleState.
 
@@ -47,10 +54,21 @@ struct ScoringStrategy {
   std::vector<UtilizationShapePoint> shape;
 };
 
+// copse: how pods requesting an accelerator are scored (see the file comment).
+struct AcceleratorStrategy {
+  bool enabled = true;  // false: type None
+  // kLeastAllocated or kMostAllocated.
+  ScoringStrategyType type = ScoringStrategyType::kMostAllocated;
+  // The accelerator resources and their weights; empty: every extended
+  // resource the pod requests, weight 1.
+  std::vector<ResourceSpec> resources;
+};
+
 struct FitArgs {
   std::vector<std::string> ignored_resources;        // extended resources not checked
   std::vector<std::string> ignored_resource_groups;  // prefixes ("example.com") not checked
   ScoringStrategy scoring_strategy;
+  AcceleratorStrategy accelerator_strategy;
 };
 
 class Fit final : public PreFilterPlugin,

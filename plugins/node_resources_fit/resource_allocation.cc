@@ -117,6 +117,23 @@ int64_t BalancedAllocationScore(std::span<const int64_t> requested,
   return static_cast<int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
 }
 
+bool RequestsAccelerator(const PodInfo& pod, const Snapshot& snapshot,
+                         std::span<const ResourceSpec> accelerators) noexcept {
+  for (size_t r = 0; r < pod.requests.size(); ++r) {
+    const auto id = static_cast<ResourceId>(r);
+    if (id == kResourceIdPods || pod.requests.Get(id) <= 0) continue;
+    const std::string_view name = snapshot.resources().Name(id);
+    if (accelerators.empty()) {
+      if (IsExtendedResourceName(name)) return true;
+      continue;
+    }
+    for (const ResourceSpec& spec : accelerators) {
+      if (spec.name == name) return true;
+    }
+  }
+  return false;
+}
+
 void ResourceAllocationInputs::Prepare(const PodInfo& pod, const Snapshot& snapshot,
                                        std::span<const ResourceSpec> resources,
                                        bool use_requested) {

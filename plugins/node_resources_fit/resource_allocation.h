@@ -55,6 +55,14 @@ int64_t RequestedToCapacityRatioScore(std::span<const int64_t> requested,
 int64_t BalancedAllocationScore(std::span<const int64_t> requested,
                                 std::span<const int64_t> allocatable) noexcept;
 
+// Whether `pod` requests an accelerator: a non-zero request of a resource in
+// `accelerators` or, when that list is empty, of any extended resource
+// (IsExtendedResourceName: nvidia.com/gpu, example.com/fpga). copse's
+// accelerator-aware scoring (NodeResourcesFit acceleratorStrategy,
+// BalancedAllocation skipAcceleratorPods, DomainPacking) keys on it.
+bool RequestsAccelerator(const PodInfo& pod, const Snapshot& snapshot,
+                         std::span<const ResourceSpec> accelerators) noexcept;
+
 // resourceAllocationScorer: resolves configured resource names once per cycle
 // and produces (allocatable, requested-with-pod) per node.
 class ResourceAllocationInputs {

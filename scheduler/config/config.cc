@@ -253,11 +253,15 @@ void Parser::DecodeTop(const YAML::Node& root, bool copse_kind) {
     if (r.Int64("podGroupMaxBackoffSeconds", d_.pod_group_max_backoff_seconds)) {
       c.pod_group_max_backoff = std::chrono::seconds(d_.pod_group_max_backoff_seconds);
     }
+    r.Duration("gangBurstWindow", c.gang_burst_window);
+    r.Int32("gangBurstMaxSkips", c.gang_burst_max_skips);
+    r.Duration("gangRecoveryTimeout", c.gang_recovery_timeout);
     if (std::optional<YAML::Node> n = r.Get("opsServer")) DecodeOpsServer(*n, "opsServer");
   } else {
     for (std::string_view key :
          {"podMaxInUnschedulablePodsDuration", "podGroupInitialBackoffSeconds",
-          "podGroupMaxBackoffSeconds", "opsServer"}) {
+          "podGroupMaxBackoffSeconds", "gangBurstWindow", "gangBurstMaxSkips",
+          "gangRecoveryTimeout", "opsServer"}) {
       r.Reject(key, kCopseOnlyHint);
     }
   }
@@ -487,10 +491,22 @@ void Parser::Validate() {
     errors_.Invalid("podGroupMaxBackoffSeconds", d_.pod_group_max_backoff_seconds,
                     "must be greater than or equal to podGroupInitialBackoffSeconds");
   }
+  if (c.gang_recovery_timeout < std::chrono::nanoseconds::zero()) {
+    errors_.Invalid("gangRecoveryTimeout", Quote(FormatGoDuration(c.gang_recovery_timeout)),
+                    "must be greater than or equal to 0");
+  }
   if (c.pod_max_in_unschedulable_pods <= std::chrono::nanoseconds::zero()) {
     errors_.Invalid("podMaxInUnschedulablePodsDuration",
                     Quote(FormatGoDuration(c.pod_max_in_unschedulable_pods)),
                     "must be greater than 0");
+  }
+  if (c.gang_burst_window < std::chrono::nanoseconds::zero()) {
+    errors_.Invalid("gangBurstWindow", Quote(FormatGoDuration(c.gang_burst_window)),
+                    "must be greater than or equal to 0");
+  }
+  if (c.gang_burst_max_skips < 0) {
+    errors_.Invalid("gangBurstMaxSkips", c.gang_burst_max_skips,
+                    "must be greater than or equal to 0");
   }
   if (c.client_connection.burst < 0) {
     errors_.Invalid("clientConnection.burst", c.client_connection.burst,

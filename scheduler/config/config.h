@@ -7,8 +7,8 @@
 //   apiVersion: copse.dev/v1alpha1               kind: CopseSchedulerConfiguration
 // The copse kind accepts every kube field plus copse's own
 // (podMaxInUnschedulablePodsDuration, podGroupInitialBackoffSeconds,
-// podGroupMaxBackoffSeconds, opsServer); under the kube kind those are
-// unknown fields.
+// podGroupMaxBackoffSeconds, gangBurstWindow, gangBurstMaxSkips, gangRecoveryTimeout, opsServer);
+// under the kube kind those are unknown fields.
 //
 // Parsing (ParseSchedulerConfig):
 //   1. YAML syntax: errors carry line and column.
@@ -112,6 +112,12 @@ struct SchedulerConfig {
   // Backoff of a whole pod group (gang) after a failed Workload Scheduling Cycle.
   std::chrono::nanoseconds pod_group_initial_backoff = std::chrono::seconds(1);
   std::chrono::nanoseconds pod_group_max_backoff = std::chrono::seconds(60);
+  // Choosing among queued gangs (SchedulerOptions::gang_burst_window): 0 is off.
+  std::chrono::nanoseconds gang_burst_window = std::chrono::nanoseconds::zero();
+  int32_t gang_burst_max_skips = 3;
+  // copse: a gang bound below its minimum this long is evicted and placed
+  // again whole (gangRecoveryTimeout, a duration such as "60s"; 0: never).
+  std::chrono::nanoseconds gang_recovery_timeout = std::chrono::seconds(60);
 
   ClientConnection client_connection;
   LeaderElection leader_election;

@@ -7,6 +7,7 @@
 #include "core/pod_info.h"
 #include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/domain_packing/domain_packing.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_resources_fit/fit.h"
@@ -148,6 +149,28 @@ std::any DecodeFitArgs(MapReader& r) {
     s.Finish();
     args.scoring_strategy = std::move(strategy);
   }
+  if (std::optional<YAML::Node> n = r.Get("acceleratorStrategy")) {
+    MapReader a(*n, r.Path("acceleratorStrategy"), r.errors());
+    plugins::AcceleratorStrategy strategy;
+    std::string type;
+    if (a.String("type", type)) {
+      if (type == "MostAllocated") {
+        strategy.type = plugins::ScoringStrategyType::kMostAllocated;
+      } else if (type == "LeastAllocated") {
+        strategy.type = plugins::ScoringStrategyType::kLeastAllocated;
+      } else if (type == "None") {
+        strategy.enabled = false;
+      } else {
+        a.errors().NotSupported(a.Path("type"), Quote(type),
+                                {"LeastAllocated", "MostAllocated", "None"});
+      }
+    }
+    if (std::optional<YAML::Node> res = a.Get("resources")) {
+      strategy.resources = DecodeResources(*res, a.Path("resources"), a.errors());
+    }
+    a.Finish();
+    args.accelerator_strategy = std::move(strategy);
+  }
   return args;
 }
 
@@ -156,6 +179,16 @@ std::any DecodeBalancedAllocationArgs(MapReader& r) {
   if (std::optional<YAML::Node> n = r.Get("resources")) {
     std::vector<ResourceSpec> resources = DecodeResources(*n, r.Path("resources"), r.errors());
     if (!resources.empty()) args.resources = std::move(resources);
+  }
+  r.Bool("skipAcceleratorPods", args.skip_accelerator_pods);
+  return args;
+}
+
+std::any DecodeDomainPackingArgs(MapReader& r) {
+  plugins::DomainPackingArgs args;
+  r.StringList("levels", args.levels);
+  if (std::optional<YAML::Node> n = r.Get("resources")) {
+    args.resources = DecodeResources(*n, r.Path("resources"), r.errors());
   }
   return args;
 }
@@ -302,6 +335,7 @@ copse::Status RegisterDefaultArgsDecoders(ArgsDecoders& decoders) {
       {plugins::kBalancedAllocationName, "NodeResourcesBalancedAllocationArgs",
        &DecodeBalancedAllocationArgs},
       {plugins::kDefaultPreemptionName, "DefaultPreemptionArgs", &DecodeDefaultPreemptionArgs},
+      {plugins::kDomainPackingName, "DomainPackingArgs", &DecodeDomainPackingArgs},
       {plugins::kInterPodAffinityName, "InterPodAffinityArgs", &DecodeInterPodAffinityArgs},
       {plugins::kNodeAffinityName, "NodeAffinityArgs", &DecodeNodeAffinityArgs},
       {plugins::kPodTopologySpreadName, "PodTopologySpreadArgs", &DecodePodTopologySpreadArgs},

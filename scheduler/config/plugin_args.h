@@ -10,8 +10,13 @@
 //
 //   NodeResourcesFitArgs        ignoredResources, ignoredResourceGroups,
 //                               scoringStrategy{type, resources[{name, weight}],
-//                               requestedToCapacityRatio{shape[{utilization, score}]}}
-//   NodeResourcesBalancedAllocationArgs  resources[{name, weight}]
+//                               requestedToCapacityRatio{shape[{utilization, score}]}},
+//                               copse: acceleratorStrategy{type (MostAllocated |
+//                               LeastAllocated | None), resources[{name, weight}]}
+//   NodeResourcesBalancedAllocationArgs  resources[{name, weight}],
+//                               copse: skipAcceleratorPods
+//   DomainPackingArgs (copse)   levels[] (node label keys, outermost first),
+//                               resources[{name, weight}]
 //   DefaultPreemptionArgs       minCandidateNodesPercentage, minCandidateNodesAbsolute
 //   InterPodAffinityArgs        hardPodAffinityWeight, ignorePreferredTermsOfExistingPods
 //   NodeAffinityArgs            addedAffinity{requiredDuringSchedulingIgnoredDuringExecution

@@ -1,6 +1,7 @@
 // End to end: kubectl v1.32's API-server-facing commands against
-// `copse local`: auth can-i (authorization reviews), explain (OpenAPI) and
-// apply --server-side (field managers and conflicts).
+// `copse local`: auth can-i (authorization reviews), explain (OpenAPI),
+// apply --server-side (field managers and conflicts, with the managers of
+// kubectl's other writes) and --validate (server-side field validation).
 
 #include <gtest/gtest.h>
 
@@ -154,6 +155,112 @@ data:
   EXPECT_FALSE(after["data"].contains("shape")) << r.out;
   EXPECT_EQ(after["data"]["color"], "blue");
   EXPECT_EQ(after["data"]["size"], "big");
+}
+
+TEST_F(KubectlApiServerTest, ImperativeWritesOwnTheirFieldsAndApplyConflictsWithThem) {
+  CommandResult r = K({"create", "deployment", "owned", "--image=nginx", "--replicas=1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = K({"get", "deployment", "owned", "-o", "json", "--show-managed-fields"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json created = json::parse(r.out);
+  bool found = false;
+  for (const json& entry : created["metadata"]["managedFields"]) {
+    if (entry["manager"] != "kubectl-create") continue;
+    found = true;
+    EXPECT_EQ(entry["operation"], "Update") << entry.dump();
+    EXPECT_TRUE(entry["fieldsV1"]["f:spec"].contains("f:replicas")) << entry.dump();
+  }
+  EXPECT_TRUE(found) << created["metadata"].dump();
+
+  // An apply that changes the replicas kubectl-create set conflicts with it.
+  const std::string manifest = cluster_->WriteFile("owned.yaml", R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: owned
+  namespace: default
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: owned}
+  template:
+    metadata:
+      labels: {app: owned}
+    spec:
+      containers:
+      - name: nginx
+        image: nginx
+)");
+  r = K({"apply", "--server-side", "--field-manager=ops", "-f", manifest});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("conflict with \"kubectl-create\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".spec.replicas"), std::string::npos) << r.out;
+  r = K({"get", "deployment", "owned", "-o", "jsonpath={.spec.replicas}"});
+  EXPECT_EQ(r.out, "1");
+
+  r = K({"apply", "--server-side", "--field-manager=ops", "--force-conflicts", "-f", manifest});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = K({"get", "deployment", "owned", "-o", "json", "--show-managed-fields"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json taken = json::parse(r.out);
+  EXPECT_EQ(taken["spec"]["replicas"], 2);
+  for (const json& entry : taken["metadata"]["managedFields"]) {
+    if (entry["manager"] == "kubectl-create") {
+      EXPECT_FALSE(entry["fieldsV1"]["f:spec"].contains("f:replicas")) << entry.dump();
+    }
+  }
+
+  // A later imperative write takes the field back from the applier.
+  r = K({"patch", "deployment", "owned", "-p", R"({"spec":{"replicas":3}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = K({"apply", "--server-side", "--field-manager=ops", "-f", manifest});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("conflict with \"kubectl-patch\""), std::string::npos) << r.out;
+}
+
+TEST_F(KubectlApiServerTest, ValidateStrictRefusesUnknownAndDuplicateFields) {
+  const std::string pod = cluster_->WriteFile("strict-pod.yaml", R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: strict-pod
+spec:
+  bogusField: 1
+  containers:
+  - name: c
+    image: nginx
+    imagePullPolicyy: Always
+)");
+  // kubectl's default is --validate=strict: the server refuses and names both fields.
+  CommandResult r = K({"create", "-f", pod});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("strict decoding error"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unknown field \"spec.bogusField\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unknown field \"spec.containers[0].imagePullPolicyy\""), std::string::npos)
+      << r.out;
+  r = K({"get", "pod", "strict-pod"});
+  EXPECT_NE(r.exit_code, 0) << "refused, so not created: " << r.out;
+
+  // --validate=warn writes it and prints the server's warnings.
+  r = K({"apply", "--validate=warn", "-f", pod});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("Warning: unknown field \"spec.bogusField\""), std::string::npos) << r.out;
+  r = K({"get", "pod", "strict-pod"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+
+  // Custom resources are checked against their CRD's schema.
+  const std::string group =
+      cluster_->WriteFile("strict-pg.yaml", R"(apiVersion: scheduling.copse.dev/v1alpha1
+kind: PodGroup
+metadata:
+  name: strict-pg
+spec:
+  minMember: 2
+  minMembr: 3
+)");
+  r = K({"create", "-f", group});
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("unknown field \"spec.minMembr\""), std::string::npos) << r.out;
+  r = K({"create", "--validate=false", "-f", group});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 
 }  // namespace

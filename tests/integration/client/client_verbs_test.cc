@@ -613,15 +613,6 @@ TEST_F(ClientAuth, InsecureSkipTlsVerifyNeedsNoCa) {
   ASSERT_TRUE(result.ok()) << result.error().ToString();
 }
 
-TEST_F(ClientAuth, ClientCertificateIsPresented) {
-  ClientConfig config = KubeconfigClientConfig();
-  const auto cert = testing::MakeSelfSignedCertificate("copse-client");
-  config.client_cert_pem = cert.cert_pem;
-  config.client_key_pem = cert.key_pem;
-  auto result = GetDefaultNamespace(config);
-  ASSERT_TRUE(result.ok()) << result.error().ToString();
-}
-
 TEST_F(ClientAuth, TlsToThePlainPortIsATlsError) {
   ClientConfig config = KubeconfigClientConfig();
   config.server = "https://127.0.0.1:" + std::to_string(server_->http_port());

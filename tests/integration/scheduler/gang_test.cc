@@ -396,6 +396,37 @@ TEST(GangIntegration, MembersOfABurstWriteNoWaitingStatus) {
   EXPECT_TRUE(FailedSchedulingEvents(cluster).empty());
 }
 
+// Choosing among queued gangs (SchedulerOptions::gang_burst_window): a big
+// gang that arrived first would take both nodes first come, first served;
+// ordered within the burst, the two small gangs that fit beside each other
+// go first and the big one stays pending, whole.
+TEST(GangIntegration, BurstWindowPlacesMoreGangsThanArrivalOrder) {
+  Cluster cluster;
+  AddNodes(cluster, 2, "8");
+  SchedulerOptions options;
+  options.gang_burst_window = std::chrono::seconds(2);
+  cluster.StartScheduler(options);
+  for (const auto& [name, cpu] : {std::pair<std::string, std::string>{"big", "8"},
+                                  std::pair<std::string, std::string>{"left", "4"},
+                                  std::pair<std::string, std::string>{"right", "4"}}) {
+    cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson(name, 2));
+    for (int i = 0; i < 2; ++i) {
+      cluster.Create(kPods, "default", PodJson(Member(name, name + "-" + std::to_string(i), cpu)));
+    }
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto bound = BoundPerGroup(cluster.Pods());
+        kube::PodGroup group;
+        const kube::Condition* c = GroupCondition(cluster, "big", &group);
+        return bound["left"] == 2 && bound["right"] == 2 && c != nullptr && c->status == "False";
+      },
+      std::chrono::seconds(30)));
+  const auto pods = cluster.Pods();
+  for (const std::string& p : CheckInvariants(cluster.Nodes(), pods)) ADD_FAILURE() << p;
+  EXPECT_EQ(BoundPerGroup(pods)["big"], 0);
+}
+
 // A member that keeps waiting is told why once the delay has passed.
 TEST(GangIntegration, AMemberStillWaitingAfterTheDelayIsTold) {
   Cluster cluster;

@@ -610,7 +610,7 @@ TEST(CopsePodGroupStatus, PatchWritesEveryTypedField) {
                        "2025-01-01T00:00:00Z", 3);
   json patch = json::parse(CopsePodGroup::StatusPatch(status));
   EXPECT_EQ(patch, json::parse(R"({"status":{"phase":"Unschedulable","scheduled":0,"ready":0,
-              "observedGeneration":null,
+              "observedGeneration":null,"allocatedNonPreemptible":null,
               "subGroups":[{"name":"prefill","scheduled":6,"ready":0},
                            {"name":"decode","scheduled":0,"ready":0}],
               "conditions":[{"type":"PodGroupScheduled","status":"False","reason":"Unschedulable",
@@ -622,6 +622,17 @@ TEST(CopsePodGroupStatus, PatchWritesEveryTypedField) {
   EXPECT_TRUE(patch["status"]["phase"].is_null());
   EXPECT_EQ(patch["status"]["observedGeneration"], 3);
   EXPECT_EQ(patch["metadata"]["resourceVersion"], "7");
+  status.allocated_non_preemptible = {{"cpu", "1500m"}, {"nvidia.com/gpu", "8"}};
+  patch = json::parse(CopsePodGroup::StatusPatch(status));
+  EXPECT_EQ(patch["status"]["allocatedNonPreemptible"],
+            json::parse(R"({"cpu":"1500m","nvidia.com/gpu":"8"})"));
+  // And it reads back.
+  CopsePodGroup group;
+  group.meta.name = "g";
+  group.status = status;
+  Result<CopsePodGroup> decoded = CopsePodGroup::Decode(group.Encode());
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(decoded->status.allocated_non_preemptible, status.allocated_non_preemptible);
 }
 
 // ------------------------------------------------------------------- Topology

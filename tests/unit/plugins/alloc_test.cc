@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <new>
 
+#include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/defaults/defaults.h"
+#include "plugins/domain_packing/domain_packing.h"
 #include "plugins/framework/framework.h"
 #include "tests/unit/plugins/test_util.h"
 
@@ -105,7 +107,16 @@ TEST(AllocationTest, FilterAndScoreDoNotAllocate) {
 
   Registry registry;
   ASSERT_TRUE(RegisterDefaultPlugins(registry).ok());
-  Result<std::unique_ptr<Framework>> fw = Framework::Create(registry, DefaultProfile());
+  // The GPU pod is scored by every score plugin: BalancedAllocation told not
+  // to skip accelerator pods, DomainPacking ranking zones and racks.
+  Profile profile = DefaultProfile();
+  BalancedAllocationArgs balanced;
+  balanced.skip_accelerator_pods = false;
+  profile.plugin_args[std::string(kBalancedAllocationName)] = balanced;
+  DomainPackingArgs packing;
+  packing.levels = {zone, "rack"};
+  profile.plugin_args[std::string(kDomainPackingName)] = packing;
+  Result<std::unique_ptr<Framework>> fw = Framework::Create(registry, profile);
   ASSERT_TRUE(fw.ok());
   const Snapshot& snap = c.snapshot();
   CycleState state;

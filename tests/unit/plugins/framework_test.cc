@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/node_resources_fit/fit.h"
 #include "tests/unit/plugins/test_util.h"
@@ -54,7 +55,24 @@ TEST(ProfileTest, DefaultProfileExpansion) {
   EXPECT_EQ(fw->PluginNames(ExtensionPoint::kScore),
             (std::vector<std::string>{"TaintToleration", "NodeAffinity", "NodeResourcesFit",
                                       "PodTopologySpread", "InterPodAffinity",
+                                      "NodeResourcesBalancedAllocation", "DomainPacking"}));
+  EXPECT_EQ(fw->ScoreWeight("DomainPacking"), 1);
+  // kube's scoring alone: no DomainPacking, accelerator pods scored as kube does.
+  Registry registry;
+  ASSERT_TRUE(RegisterDefaultPlugins(registry).ok());
+  const Profile kube = KubeDefaultProfile();
+  EXPECT_EQ(kube.scheduler_name, "default-scheduler");
+  auto kube_fw = Framework::Create(registry, kube);
+  ASSERT_TRUE(kube_fw.ok()) << kube_fw.error().message;
+  EXPECT_EQ((*kube_fw)->PluginNames(ExtensionPoint::kScore),
+            (std::vector<std::string>{"TaintToleration", "NodeAffinity", "NodeResourcesFit",
+                                      "PodTopologySpread", "InterPodAffinity",
                                       "NodeResourcesBalancedAllocation"}));
+  EXPECT_FALSE(
+      std::any_cast<FitArgs>(kube.plugin_args.at("NodeResourcesFit")).accelerator_strategy.enabled);
+  EXPECT_FALSE(
+      std::any_cast<BalancedAllocationArgs>(kube.plugin_args.at("NodeResourcesBalancedAllocation"))
+          .skip_accelerator_pods);
   EXPECT_EQ(fw->ScoreWeight("TaintToleration"), 3);
   EXPECT_EQ(fw->ScoreWeight("NodeAffinity"), 2);
   EXPECT_EQ(fw->ScoreWeight("PodTopologySpread"), 2);

@@ -199,6 +199,7 @@ TEST_F(ScoringTest, ExtendedResourceScoredOnlyWhenRequested) {
   s.resources = {{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
   FitArgs args;
   args.scoring_strategy = s;
+  args.accelerator_strategy.enabled = false;  // kube-scheduler's scoring for every pod
   std::any a = args;
   auto plugin = MakePlugin(&Fit::Create, &a);
   auto no_gpu = PodBuilder("a").Requests(c.names, {{"cpu", "2000m"}, {"memory", "5000"}}).Obj();
@@ -209,6 +210,65 @@ TEST_F(ScoringTest, ExtendedResourceScoredOnlyWhenRequested) {
                  .Obj();
   // (50 + 50 + 100) / 3 = 66.
   EXPECT_EQ(RunScore(*plugin, *gpu, c.snapshot()).scores, (std::vector<int64_t>{66}));
+}
+
+// copse's acceleratorStrategy: a GPU pod is packed (MostAllocated on the GPUs
+// it requests), a CPU-only pod is spread (LeastAllocated on cpu and memory),
+// with the same default arguments.
+TEST(FitScoringTest, AcceleratorPodsPackCpuPodsSpread) {
+  Cluster c;
+  for (const char* name : {"empty", "half", "cpu-busy"}) {
+    c.AddNode(name,
+              {{"cpu", "8000m"}, {"memory", "16Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}});
+  }
+  c.AddPod("half",
+           PodBuilder("h").Requests(c.names, {{"cpu", "1000m"}, {"nvidia.com/gpu", "4"}}).Obj());
+  c.AddPod("cpu-busy",
+           PodBuilder("b").Requests(c.names, {{"cpu", "6000m"}, {"memory", "8Gi"}}).Obj());
+  auto plugin = MakePlugin(&Fit::Create);
+  auto gpu = PodBuilder("g").Requests(c.names, {{"cpu", "1000m"}, {"nvidia.com/gpu", "2"}}).Obj();
+  // GPUs only: empty 2/8 -> 25, half 6/8 -> 75; cpu-busy has no GPU in use -> 25.
+  EXPECT_EQ(RunScore(*plugin, *gpu, c.snapshot()).scores, (std::vector<int64_t>{25, 75, 25}));
+  auto cpu = PodBuilder("c").Requests(c.names, {{"cpu", "1000m"}, {"memory", "1Gi"}}).Obj();
+  const std::vector<int64_t> spread = RunScore(*plugin, *cpu, c.snapshot()).scores;
+  EXPECT_GT(spread[0], spread[2]);  // the CPU pod avoids the busy node
+  EXPECT_GT(spread[1], spread[2]);
+
+  // LeastAllocated accelerators spread the GPU pod instead; explicit
+  // resources and weights select what counts as an accelerator.
+  FitArgs least;
+  least.accelerator_strategy.type = ScoringStrategyType::kLeastAllocated;
+  std::any a = least;
+  auto spreading = MakePlugin(&Fit::Create, &a);
+  EXPECT_EQ(RunScore(*spreading, *gpu, c.snapshot()).scores, (std::vector<int64_t>{75, 25, 75}));
+  FitArgs other;
+  other.accelerator_strategy.resources = {{"example.com/fpga", 1}};
+  std::any b = other;
+  auto fpga_only = MakePlugin(&Fit::Create, &b);
+  // nvidia.com/gpu is not an accelerator here: scored like a CPU pod (cpu + memory).
+  const std::vector<int64_t> as_cpu = RunScore(*fpga_only, *gpu, c.snapshot()).scores;
+  EXPECT_GT(as_cpu[0], as_cpu[2]);
+}
+
+TEST(FitArgsTest, AcceleratorStrategyValidation) {
+  FitArgs args;
+  args.accelerator_strategy.resources = {{"cpu", 1}};
+  std::any a = args;
+  Result<std::unique_ptr<Plugin>> p = Fit::Create(&a);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message.find("acceleratorStrategy.resources[0].name"), std::string::npos)
+      << p.error().message;
+  args.accelerator_strategy.resources = {{"nvidia.com/gpu", 101}};
+  a = args;
+  p = Fit::Create(&a);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message.find("acceleratorStrategy.resources[0].weight"), std::string::npos);
+  args.accelerator_strategy.resources = {};
+  args.accelerator_strategy.type = ScoringStrategyType::kRequestedToCapacityRatio;
+  a = args;
+  p = Fit::Create(&a);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message.find("acceleratorStrategy.type"), std::string::npos);
 }
 
 TEST(FitScoringTest, NonZeroDefaultsForPodsWithoutRequests) {
@@ -253,6 +313,29 @@ TEST(BalancedAllocationTest, ExistingRequestsAndThreeResources) {
                  .Obj();
   // fractions 0.5, 0.5, 1.0: mean 2/3, std sqrt((1/36 + 1/36 + 4/36) / 3) = 0.2357 -> 76.
   EXPECT_EQ(RunScore(*plugin, *pod, c.snapshot()).scores, (std::vector<int64_t>{76}));
+}
+
+TEST(BalancedAllocationTest, AcceleratorPodsAreSkippedUnlessBalanced) {
+  Cluster c;
+  c.AddNode("n", {{"cpu", "4000m"}, {"memory", "10000"}, {"pods", "110"}, {"nvidia.com/gpu", "4"}});
+  auto gpu = PodBuilder("p")
+                 .Requests(c.names, {{"cpu", "1000m"}, {"memory", "4000"}, {"nvidia.com/gpu", "1"}})
+                 .Obj();
+  auto plugin = MakePlugin(&BalancedAllocation::Create);
+  EXPECT_TRUE(RunScore(*plugin, *gpu, c.snapshot()).prescore.IsSkip());
+  BalancedAllocationArgs keep;
+  keep.skip_accelerator_pods = false;
+  std::any a = keep;
+  auto keeping = MakePlugin(&BalancedAllocation::Create, &a);
+  EXPECT_TRUE(RunScore(*keeping, *gpu, c.snapshot()).prescore.IsSuccess());
+  // A GPU listed among the balanced resources is balanced, not skipped.
+  BalancedAllocationArgs listed;
+  listed.resources = {{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
+  std::any b = listed;
+  auto balancing = MakePlugin(&BalancedAllocation::Create, &b);
+  EXPECT_TRUE(RunScore(*balancing, *gpu, c.snapshot()).prescore.IsSuccess());
+  auto cpu = PodBuilder("c").Requests(c.names, {{"cpu", "1000m"}, {"memory", "4000"}}).Obj();
+  EXPECT_TRUE(RunScore(*plugin, *cpu, c.snapshot()).prescore.IsSuccess());
 }
 
 TEST(BalancedAllocationTest, BestEffortPodIsSkipped) {

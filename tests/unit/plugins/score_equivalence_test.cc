@@ -119,6 +119,7 @@ TEST(ScoreEquivalenceTest, FitMatchesReferenceComposition) {
       FitArgs args;
       args.scoring_strategy.type = type;
       args.scoring_strategy.resources = resources;
+      args.accelerator_strategy.enabled = false;  // kube's scoring for every pod
       const PluginArgs any_args = args;
       auto plugin = MakePlugin(&Fit::Create, &any_args);
       for (const auto& pod : Pods(c)) {
@@ -142,6 +143,45 @@ TEST(ScoreEquivalenceTest, FitMatchesReferenceComposition) {
   }
 }
 
+// acceleratorStrategy (default): a pod requesting an extended resource is
+// scored MostAllocated on exactly the extended resources it requests, weight
+// 1; other pods by scoringStrategy.
+TEST(ScoreEquivalenceTest, FitAcceleratorStrategyMatchesReferenceComposition) {
+  std::mt19937_64 rng(9);
+  Cluster c;
+  Populate(c, rng);
+  const Snapshot& snap = c.snapshot();
+  const std::vector<NodeIndex> nodes = AllNodes(snap);
+  auto plugin = MakePlugin(&Fit::Create);
+  size_t accelerator_pods = 0;
+  for (const auto& pod : Pods(c)) {
+    std::vector<ResourceSpec> extended;
+    for (size_t r = 0; r < pod->requests.size(); ++r) {
+      const auto id = static_cast<ResourceId>(r);
+      const std::string name(snap.resources().Name(id));
+      if (id != kResourceIdPods && pod->requests.Get(id) > 0 && IsExtendedResourceName(name)) {
+        extended.push_back({name, 1});
+      }
+    }
+    const std::vector<ResourceSpec> resources =
+        extended.empty() ? std::vector<ResourceSpec>{{"cpu", 1}, {"memory", 1}} : extended;
+    accelerator_pods += extended.empty() ? 0 : 1;
+    const std::vector<int64_t> got = RawScores(*plugin, *pod, snap, nodes);
+    ASSERT_EQ(got.size(), nodes.size());
+    ResourceAllocationInputs inputs;
+    inputs.Prepare(*pod, snap, resources, /*use_requested=*/false);
+    std::vector<int64_t> alloc(inputs.size());
+    std::vector<int64_t> req(inputs.size());
+    for (NodeIndex n : nodes) {
+      inputs.ForNode(snap, n, alloc, req);
+      const int64_t want = extended.empty() ? LeastAllocatedScore(req, alloc, inputs.weights())
+                                            : MostAllocatedScore(req, alloc, inputs.weights());
+      ASSERT_EQ(got[n], want) << "pod " << pod->name << " node " << snap.node_name(n);
+    }
+  }
+  EXPECT_GT(accelerator_pods, 0u);
+}
+
 TEST(ScoreEquivalenceTest, BalancedAllocationMatchesReferenceComposition) {
   std::mt19937_64 rng(11);
   Cluster c;
@@ -151,6 +191,7 @@ TEST(ScoreEquivalenceTest, BalancedAllocationMatchesReferenceComposition) {
   for (const auto& resources : ResourceConfigs()) {
     BalancedAllocationArgs args;
     args.resources = resources;
+    args.skip_accelerator_pods = false;  // kube's scoring for every pod
     for (auto& r : args.resources) r.weight = 1;
     const PluginArgs any_args = args;
     auto plugin = MakePlugin(&BalancedAllocation::Create, &any_args);

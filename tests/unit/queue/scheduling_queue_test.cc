@@ -203,6 +203,45 @@ TEST_F(SchedulingQueueTest, BackoffDurationsAreConfigurable) {
   }
 }
 
+// A group backs off by the group settings, not the pod ones: from
+// pod_group_initial_backoff scaled by 1 + floor(log2(members)) (4 members:
+// x3), doubling, capped at pod_group_max_backoff; its priority is its lowest
+// member's; deleting it empties the queue.
+TEST_F(SchedulingQueueTest, GroupBacksOffByItsOwnSettings) {
+  QueueOptions options;
+  options.pod_initial_backoff = 1s;
+  options.pod_max_backoff = 10s;
+  options.pod_group_initial_backoff = 3s;
+  options.pod_group_max_backoff = 30s;
+  auto queue = NewQueue(options);
+  const UnitKey key = UnitKey::ForPodGroup(testing::kNamespace, "g");
+  PodList members = {MakePod("g-0", 50), MakePod("g-1", 7), MakePod("g-2", 50), MakePod("g-3", 9)};
+  EXPECT_EQ(queue->UpsertGroup(key, members), QueueLocation::kActive);
+  for (Clock::Duration want :
+       {Clock::Duration(9s), Clock::Duration(18s), Clock::Duration(30s), Clock::Duration(30s)}) {
+    std::optional<PoppedUnit> popped = queue->Pop();
+    ASSERT_TRUE(popped.has_value());
+    EXPECT_EQ(popped->key(), key);
+    EXPECT_EQ(popped->priority, 7) << "a group's priority is its lowest member's";
+    EXPECT_EQ(popped->pods.size(), 4u);
+    ASSERT_EQ(queue->AddErroredIfNotPresent(popped->key(), popped->cycle), QueueLocation::kBackoff);
+    EXPECT_EQ(*queue->NextBackoffExpiry() - clock_.Now(), want);
+    clock_.Advance(want);
+    ASSERT_EQ(queue->FlushBackoffQCompleted(), 1u);
+  }
+  // An upsert with fewer members replaces them; a delete removes the unit.
+  EXPECT_NE(queue->UpsertGroup(key, {members[0], members[2]}), QueueLocation::kNone);
+  std::optional<PoppedUnit> popped = queue->Pop();
+  ASSERT_TRUE(popped.has_value());
+  EXPECT_EQ(popped->pods.size(), 2u);
+  EXPECT_EQ(popped->priority, 50);
+  queue->Done(popped->key());
+  EXPECT_EQ(queue->UpsertGroup(key, members), QueueLocation::kActive);
+  EXPECT_TRUE(queue->DeleteGroup(key));
+  EXPECT_FALSE(queue->Pop().has_value());
+  EXPECT_FALSE(queue->DeleteGroup(key));
+}
+
 TEST_F(SchedulingQueueTest, ZeroMaxBackoffDisablesBackoff) {
   QueueOptions options;
   options.pod_max_backoff = 0s;

@@ -12,19 +12,25 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 
 #include "core/gang.h"
 #include "kube/topology.h"
+#include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/defaults/defaults.h"
+#include "plugins/domain_packing/domain_packing.h"
 #include "plugins/framework/framework.h"
 #include "plugins/node_resources_fit/fit.h"
+#include "scheduler/gang_burst.h"
 #include "scheduler/gang_preemption.h"
 #include "tests/unit/plugins/test_util.h"
+#include "topology/gang_packing.h"
 #include "topology/levels.h"
 
 namespace copse::scheduler {
@@ -349,10 +355,13 @@ TEST(TopologyPlacement, HierarchyBlockRequiredRackPerSubGroup) {
   ExpectWithinAllocatable(snapshot);
 }
 
-TEST(TopologyPlacement, PreferredLevelGathersInTheMostFreeRack) {
+// Issue 21: a preferred level gathers the subgroup in the tightest rack that
+// holds it (least free domain), keeping roomier racks whole; pods that fit in
+// no single rack spill, most free rack first (fewest racks).
+TEST(TopologyPlacement, PreferredLevelGathersInTheTightestRack) {
   TopoCluster cluster;
   cluster.Build(1, 1, 3, 2, {{"cpu", "4"}, {"pods", "110"}});
-  // rack-1-1-3 is the emptiest (8 cpu), rack-1-1-1 has 5, rack-1-1-2 has 6.
+  // rack-1-1-3 is the emptiest (8 cpu free), rack-1-1-1 has 5, rack-1-1-2 has 6.
   cluster.node("n-1-1-1-1")
       .AddPod(PodBuilder("a").Requests(cluster.names, {{"cpu", "3"}}).NodeName("n-1-1-1-1").Obj());
   cluster.node("n-1-1-2-1")
@@ -366,9 +375,9 @@ TEST(TopologyPlacement, PreferredLevelGathersInTheMostFreeRack) {
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
   ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
   auto racks = DomainsBySubGroup(cluster, p, kRack);
-  EXPECT_EQ(racks["w"], (std::set<std::string>{"rack-1-1-3"}));
+  EXPECT_EQ(racks["w"], (std::set<std::string>{"rack-1-1-1"}));
 
-  // 9 pods fit in no single rack (3 + 6 + 5 cpu left): preferred is a score,
+  // 9 pods fit in no single rack (0 + 6 + 8 cpu left): preferred is a score,
   // so they spill, filling the most free rack first.
   GangSpec big = Gang("big", 9);
   big.topology_constraint.topology = "dc";
@@ -378,8 +387,8 @@ TEST(TopologyPlacement, PreferredLevelGathersInTheMostFreeRack) {
   ASSERT_TRUE(q.placement.satisfied) << q.placement.failure;
   std::map<std::string, int> per_rack;
   for (const MemberPlacement& m : q.placement.placed) ++per_rack[cluster.LabelOf(m.node, kRack)];
-  EXPECT_EQ(per_rack["rack-1-1-2"], 6) << "the most free rack is filled first";
-  EXPECT_EQ(per_rack["rack-1-1-1"], 3);
+  EXPECT_EQ(per_rack["rack-1-1-3"], 8) << "the most free rack is filled first";
+  EXPECT_EQ(per_rack["rack-1-1-2"], 1);
   ExpectWithinAllocatable(snapshot);
 }
 
@@ -916,6 +925,184 @@ TEST(TopologyPlacementQuality, StrandsFewerGpusThanFirstFit) {
   EXPECT_LT(copse_stranded_total, first_fit_stranded_total);
 }
 
+// Issue 21: the issue's instances (8-16 nodes x 8 GPUs spread evenly over
+// 4-8 racks; 6-12 gangs of 2-8 pods x 1-8 GPUs, 40% requiring a rack; all
+// submitted at once, in order), each gang placed as the scheduler does
+// (PlaceGangWithTopology for rack gangs, PlaceGang for the others) with the
+// default profile, against the exact optimum and first fit of the same
+// instance (topology/gang_packing.h), and against kube's scoring alone
+// (LeastAllocated + BalancedAllocation for every pod, no DomainPacking).
+struct QualityTotals {
+  int copse = 0;
+  double ratio_sum = 0;
+  int below_first_fit = 0;
+};
+
+QualityTotals PlaceQualityInstances(const std::function<void(plugins::Profile&)>& configure,
+                                    int instances, int& optimum_total, int& first_fit_total,
+                                    double& first_fit_ratio_sum, bool burst_order = false) {
+  QualityTotals totals;
+  optimum_total = 0;
+  first_fit_total = 0;
+  first_fit_ratio_sum = 0;
+  std::mt19937 rng(21);
+  auto uniform = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  plugins::Registry registry;
+  EXPECT_TRUE(plugins::RegisterDefaultPlugins(registry).ok());
+  plugins::Profile profile = plugins::DefaultProfile();
+  configure(profile);
+  auto fw = plugins::Framework::Create(registry, profile);
+  EXPECT_TRUE(fw.ok()) << (fw.ok() ? "" : fw.error().message);
+  if (!fw.ok()) return totals;
+  for (int instance = 0; instance < instances; ++instance) {
+    const int num_nodes = uniform(8, 16);
+    const int racks = uniform(4, 8);
+    std::vector<topology::PackingNode> model;
+    TopoCluster cluster;
+    for (int k = 0; k < num_nodes; ++k) {
+      const int rack = k * racks / num_nodes;
+      model.push_back({rack, 8});
+      cluster.AddNode(
+          "n-" + std::to_string(k),
+          {{"cpu", "64"}, {"memory", "512Gi"}, {"nvidia.com/gpu", "8"}, {"pods", "110"}},
+          {{kZone, "zone-1"}, {kBlock, "block-1"}, {kRack, "rack-" + std::to_string(rack)}});
+    }
+    std::vector<topology::PackingGang> gangs;
+    const int num_gangs = uniform(6, 12);
+    for (int g = 0; g < num_gangs; ++g) {
+      const int pods = uniform(2, 8);
+      const int gpus = uniform(1, 8);
+      gangs.push_back({pods, gpus, uniform(1, 100) <= 40});
+    }
+    Snapshot& snapshot = cluster.Sync();
+    TopologyCatalog catalog;
+    catalog.Set("dc", topology::TopologyLevels::Default());
+    TopologyWorkspace trees;
+    TopologyPlacementOptions options;
+    options.workspace = &trees;
+    plugins::Workspace workspace;
+    FixedRandom random{0};
+    int placed = 0;
+    std::vector<GangSpec> specs;
+    std::vector<std::vector<PodPtr>> all_members;
+    std::vector<BurstGang> burst;
+    for (size_t g = 0; g < gangs.size(); ++g) {
+      const std::string name = "g" + std::to_string(g);
+      specs.push_back(Gang(name, gangs[g].pods));
+      if (gangs[g].rack_required) {
+        specs.back().topology_constraint.topology = "dc";
+        specs.back().topology_constraint.required_level = "rack";
+      }
+      const std::string gpu = std::to_string(gangs[g].per_pod);
+      all_members.push_back(
+          Members(cluster.names, name, gangs[g].pods,
+                  {{"cpu", "1"}, {"memory", "1Gi"}, {"nvidia.com/gpu", gpu.c_str()}}));
+      burst.push_back(DescribeBurstGang(name, &specs.back(), all_members.back()));
+    }
+    // Submission order, or the order the scheduler's gang burst runs them in.
+    std::vector<size_t> order(gangs.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    GangBurst burst_orderer(GangBurstOptions{std::chrono::milliseconds(100), 3, 64});
+    if (burst_order) order = burst_orderer.Order(burst);
+    for (size_t g : order) {
+      const GangSpec& spec = specs[g];
+      const std::vector<PodPtr>& members = all_members[g];
+      GangPlacement p;
+      if (gangs[g].rack_required) {
+        p = PlaceGangWithTopology(**fw, snapshot, members, spec, catalog, options, random,
+                                  workspace)
+                .placement;
+      } else {
+        GangPlacementOptions po;
+        po.required = members.size();
+        p = PlaceGang(**fw, snapshot, members, po, random, workspace);
+      }
+      if (!p.satisfied) {
+        // All or nothing: the scheduler drops the attempt's edits.
+        for (const MemberPlacement& m : p.placed) snapshot.RemovePod(m.node, m.pod->uid);
+        continue;
+      }
+      ++placed;
+      EXPECT_EQ(p.placed.size(), members.size()) << "instance " << instance << " gang " << g;
+      if (gangs[g].rack_required) {
+        std::set<std::string> used;
+        for (const MemberPlacement& m : p.placed) used.insert(cluster.LabelOf(m.node, kRack));
+        EXPECT_EQ(used.size(), 1u) << "instance " << instance << " gang " << g;
+      }
+    }
+    ExpectWithinAllocatable(snapshot);
+    const topology::PackingResult opt = topology::OptimalGangs(model, gangs);
+    const topology::PackingResult ff = topology::FirstFitGangs(model, gangs);
+    EXPECT_TRUE(opt.proven) << "instance " << instance;
+    EXPECT_LE(placed, opt.gangs) << "instance " << instance << ": more than the optimum";
+    optimum_total += opt.gangs;
+    first_fit_total += ff.gangs;
+    totals.copse += placed;
+    totals.ratio_sum += opt.gangs > 0 ? static_cast<double>(placed) / opt.gangs : 1.0;
+    first_fit_ratio_sum += opt.gangs > 0 ? static_cast<double>(ff.gangs) / opt.gangs : 1.0;
+    totals.below_first_fit += placed < ff.gangs;
+  }
+  return totals;
+}
+
+TEST(TopologyPlacementQuality, AcceleratorAwareDefaultsAgainstOptimumAndFirstFit) {
+  constexpr int kInstances = 200;
+  int optimum = 0, first_fit = 0;
+  double ff_ratio = 0;
+  const QualityTotals aware =
+      PlaceQualityInstances([](plugins::Profile&) {}, kInstances, optimum, first_fit, ff_ratio);
+  const QualityTotals kube = PlaceQualityInstances(
+      [](plugins::Profile& profile) {
+        plugins::FitArgs fit;
+        fit.accelerator_strategy.enabled = false;
+        profile.plugin_args[std::string(plugins::kNodeResourcesFitName)] = fit;
+        plugins::BalancedAllocationArgs balanced;
+        balanced.skip_accelerator_pods = false;
+        profile.plugin_args[std::string(plugins::kBalancedAllocationName)] = balanced;
+        profile.plugins.score.disabled.push_back(std::string(plugins::kDomainPackingName));
+      },
+      kInstances, optimum, first_fit, ff_ratio);
+  std::cout << "[ quality ] optimum " << optimum << " gangs; accelerator-aware copse "
+            << aware.copse << " (mean ratio " << aware.ratio_sum / kInstances
+            << ", below first fit on " << aware.below_first_fit << "); kube scoring " << kube.copse
+            << " (mean ratio " << kube.ratio_sum / kInstances << ", below first fit on "
+            << kube.below_first_fit << "); first fit " << first_fit << " (mean ratio "
+            << ff_ratio / kInstances << ")\n";
+  RecordProperty("optimum_gangs", optimum);
+  RecordProperty("copse_gangs", aware.copse);
+  RecordProperty("kube_scoring_gangs", kube.copse);
+  RecordProperty("first_fit_gangs", first_fit);
+  // Packing accelerators places more gangs than kube's spreading, and at
+  // least as many as first fit.
+  EXPECT_GT(aware.copse, kube.copse);
+  EXPECT_GE(aware.ratio_sum, ff_ratio);
+}
+
+// Item 3 of issue 21: the same instances with the gangs of the burst run in
+// GangBurst's order (rack gangs first, smallest demand first) instead of
+// submission order place more gangs, more than first fit, and at least 95%
+// of the optimum's on average.
+TEST(TopologyPlacementQuality, BurstOrderPlacesMoreThanSubmissionOrder) {
+  constexpr int kInstances = 200;
+  int optimum = 0, first_fit = 0;
+  double ff_ratio = 0;
+  const QualityTotals fifo =
+      PlaceQualityInstances([](plugins::Profile&) {}, kInstances, optimum, first_fit, ff_ratio);
+  const QualityTotals burst = PlaceQualityInstances([](plugins::Profile&) {}, kInstances, optimum,
+                                                    first_fit, ff_ratio, /*burst_order=*/true);
+  std::cout << "[ quality ] optimum " << optimum << " gangs; submission order " << fifo.copse
+            << " (mean ratio " << fifo.ratio_sum / kInstances << ", below first fit on "
+            << fifo.below_first_fit << "); burst order " << burst.copse << " (mean ratio "
+            << burst.ratio_sum / kInstances << ", below first fit on " << burst.below_first_fit
+            << "); first fit " << first_fit << " (mean ratio " << ff_ratio / kInstances << ")\n";
+  RecordProperty("burst_order_gangs", burst.copse);
+  RecordProperty("submission_order_gangs", fifo.copse);
+  EXPECT_GT(burst.copse, fifo.copse);
+  EXPECT_GT(burst.copse, first_fit);
+  // The issue's target: at least 95% of the optimum's gangs on average.
+  EXPECT_GE(burst.ratio_sum / kInstances, 0.95);
+}
+
 }  // namespace
 }  // namespace copse::scheduler
 
@@ -958,9 +1145,10 @@ TEST(TopologyPlacement, GangPreemptionFindsVictimsInsideOneRack) {
                                  runner.random, runner.workspace)
         .placement;
   };
-  GangPreemption gp = SelectGangVictims(
-      *runner.fw, snapshot, members, po, [](const PodInfo&) { return std::nullopt; }, runner.random,
-      runner.workspace, place);
+  const GangTracker gangs;
+  const VictimRules rules(snapshot, gangs, 100);
+  GangPreemption gp = SelectGangVictims(*runner.fw, snapshot, members, po, rules, runner.random,
+                                        runner.workspace, place);
   ASSERT_TRUE(gp.found) << gp.message;
   ASSERT_EQ(gp.victims.size(), 2u);
   ASSERT_EQ(gp.placement.size(), 4u);

@@ -17,6 +17,7 @@
 #include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/defaults/defaults.h"
+#include "plugins/domain_packing/domain_packing.h"
 #include "plugins/framework/framework.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/node_affinity/node_affinity.h"
@@ -374,18 +375,119 @@ TEST_F(ConfigTest, TheDeployedExampleFileIsValid) {
 
   auto packer = Build(*r->FindProfile("copse-scheduler"));
   ASSERT_NE(packer, nullptr);
-  EXPECT_EQ(packer->ScoreWeight("NodeResourcesFit"), 2);
-  EXPECT_EQ(packer->ScoreWeight("NodeResourcesBalancedAllocation"), 0);
+  // Accelerator pods packed, CPU-only pods balanced (the defaults, spelled out).
+  EXPECT_EQ(packer->ScoreWeight("NodeResourcesFit"), 1);
+  EXPECT_EQ(packer->ScoreWeight("NodeResourcesBalancedAllocation"), 1);
+  EXPECT_EQ(packer->ScoreWeight("DomainPacking"), 1);
   const auto* fit = std::any_cast<plugins::FitArgs>(
       &r->FindProfile("copse-scheduler")->plugin_args.at("NodeResourcesFit"));
   ASSERT_NE(fit, nullptr);
-  EXPECT_EQ(fit->scoring_strategy.type, plugins::ScoringStrategyType::kMostAllocated);
+  EXPECT_EQ(fit->scoring_strategy.type, plugins::ScoringStrategyType::kLeastAllocated);
+  EXPECT_TRUE(fit->accelerator_strategy.enabled);
+  EXPECT_EQ(fit->accelerator_strategy.type, plugins::ScoringStrategyType::kMostAllocated);
+  EXPECT_TRUE(fit->accelerator_strategy.resources.empty());
+  const auto* balanced = std::any_cast<plugins::BalancedAllocationArgs>(
+      &r->FindProfile("copse-scheduler")->plugin_args.at("NodeResourcesBalancedAllocation"));
+  ASSERT_NE(balanced, nullptr);
+  EXPECT_TRUE(balanced->skip_accelerator_pods);
+  const auto* packing = std::any_cast<plugins::DomainPackingArgs>(
+      &r->FindProfile("copse-scheduler")->plugin_args.at("DomainPacking"));
+  ASSERT_NE(packing, nullptr);
+  EXPECT_EQ(packing->levels, plugins::DomainPackingArgs{}.levels);
 
   auto spread = Build(*r->FindProfile("copse-spread"));
   ASSERT_NE(spread, nullptr);
   EXPECT_EQ(spread->percentage_of_nodes_to_score(), 100);
   EXPECT_EQ(spread->ScoreWeight("InterPodAffinity"), 0);
   EXPECT_EQ(spread->ScoreWeight("NodeResourcesBalancedAllocation"), 1);
+}
+
+TEST_F(ConfigTest, AcceleratorStrategyAndDomainPackingArgs) {
+  const char* yaml = R"(
+apiVersion: copse.dev/v1alpha1
+kind: CopseSchedulerConfiguration
+profiles:
+  - schedulerName: copse-scheduler
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          acceleratorStrategy:
+            type: LeastAllocated
+            resources:
+              - name: example.com/fpga
+                weight: 3
+      - name: NodeResourcesBalancedAllocation
+        args:
+          skipAcceleratorPods: false
+      - name: DomainPacking
+        args:
+          levels: [copse.dev/rack]
+)";
+  Result<SchedulerConfig> r = ParseSchedulerConfig(yaml, registry_);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const plugins::Profile& p = *r->FindProfile("copse-scheduler");
+  const auto* fit = std::any_cast<plugins::FitArgs>(&p.plugin_args.at("NodeResourcesFit"));
+  ASSERT_NE(fit, nullptr);
+  EXPECT_EQ(fit->accelerator_strategy.type, plugins::ScoringStrategyType::kLeastAllocated);
+  ASSERT_EQ(fit->accelerator_strategy.resources.size(), 1u);
+  EXPECT_EQ(fit->accelerator_strategy.resources[0].name, "example.com/fpga");
+  EXPECT_EQ(fit->accelerator_strategy.resources[0].weight, 3);
+  const auto* balanced = std::any_cast<plugins::BalancedAllocationArgs>(
+      &p.plugin_args.at("NodeResourcesBalancedAllocation"));
+  ASSERT_NE(balanced, nullptr);
+  EXPECT_FALSE(balanced->skip_accelerator_pods);
+  const auto* packing =
+      std::any_cast<plugins::DomainPackingArgs>(&p.plugin_args.at("DomainPacking"));
+  ASSERT_NE(packing, nullptr);
+  EXPECT_EQ(packing->levels, std::vector<std::string>{"copse.dev/rack"});
+  EXPECT_NE(Build(p), nullptr);
+
+  // type None turns it off; an unknown type and a non-extended resource are errors naming the
+  // field.
+  Result<SchedulerConfig> none = ParseSchedulerConfig(R"(
+apiVersion: copse.dev/v1alpha1
+kind: CopseSchedulerConfiguration
+profiles:
+  - schedulerName: copse-scheduler
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          acceleratorStrategy: {type: None}
+)",
+                                                      registry_);
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_FALSE(std::any_cast<plugins::FitArgs>(
+                   &none->FindProfile("copse-scheduler")->plugin_args.at("NodeResourcesFit"))
+                   ->accelerator_strategy.enabled);
+  Result<SchedulerConfig> bad = ParseSchedulerConfig(R"(
+apiVersion: copse.dev/v1alpha1
+kind: CopseSchedulerConfiguration
+profiles:
+  - schedulerName: copse-scheduler
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          acceleratorStrategy: {type: Spread}
+)",
+                                                     registry_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("acceleratorStrategy.type"), std::string::npos)
+      << bad.error().message;
+  Result<SchedulerConfig> cpu = ParseSchedulerConfig(R"(
+apiVersion: copse.dev/v1alpha1
+kind: CopseSchedulerConfiguration
+profiles:
+  - schedulerName: copse-scheduler
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          acceleratorStrategy:
+            resources: [{name: cpu}]
+)",
+                                                     registry_);
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_NE(cpu.error().message.find("acceleratorStrategy.resources[0].name"), std::string::npos)
+      << cpu.error().message;
 }
 
 // ---------------------------------------------------------------- merging
@@ -914,6 +1016,23 @@ TEST_F(ConfigTest, CopseFieldsAreUnknownInTheKubeKind) {
   Result<SchedulerConfig> r = Parse(Doc(kCopse, "podGroupMaxBackoffSeconds: 30\n"));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->pod_group_max_backoff, std::chrono::seconds(30));
+}
+
+TEST_F(ConfigTest, GangBurstFields) {
+  Result<SchedulerConfig> none = Parse(Doc(kCopse, ""));
+  ASSERT_TRUE(none.ok()) << none.error().message;
+  EXPECT_EQ(none->gang_burst_window, std::chrono::nanoseconds::zero());  // off by default
+  EXPECT_EQ(none->gang_burst_max_skips, 3);
+  Result<SchedulerConfig> r = Parse(Doc(kCopse, "gangBurstWindow: 250ms\ngangBurstMaxSkips: 5\n"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->gang_burst_window, std::chrono::milliseconds(250));
+  EXPECT_EQ(r->gang_burst_max_skips, 5);
+  EXPECT_THAT(ErrorOf(Doc(kKube, "gangBurstWindow: 1s\n")),
+              HasSubstr("unknown field \"gangBurstWindow\""));
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "gangBurstWindow: -1s\n")),
+            "gangBurstWindow: Invalid value: \"-1s\": must be greater than or equal to 0");
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "gangBurstMaxSkips: -2\n")),
+            "gangBurstMaxSkips: Invalid value: -2: must be greater than or equal to 0");
 }
 
 TEST_F(ConfigTest, DuplicateFields) {

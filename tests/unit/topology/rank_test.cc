@@ -53,10 +53,15 @@ TEST_F(RankTest, TightestFirstOnTheDominantResource) {
   EXPECT_EQ(demand.total.Get(kResourceIdPods), 4);
   EXPECT_EQ(demand.total.Get(cluster_.gpu), 4);
   RankDomains(tree_, 2, demand, {}, out_);
-  EXPECT_EQ(Names(out_), (std::vector<std::string>{"rack-1-1-3", "rack-1-1-2", "rack-1-2-2",
+  // rack-1-1-2 and rack-1-2-2 are equally tight (6 free): the one in the
+  // least free block (block-1-2, 19 free against 26) goes first.
+  EXPECT_EQ(Names(out_), (std::vector<std::string>{"rack-1-1-3", "rack-1-2-2", "rack-1-1-2",
                                                    "rack-1-2-3", "rack-1-1-1"}));
   EXPECT_EQ(out_[0].key, 0);
   EXPECT_EQ(out_[1].key, 2);
+  EXPECT_EQ(out_[1].outer, 19);
+  EXPECT_EQ(out_[2].key, 2);
+  EXPECT_EQ(out_[2].outer, 26);
   EXPECT_EQ(out_[4].key, 12);
 }
 
@@ -78,10 +83,10 @@ TEST_F(RankTest, CapsLikePercentageOfPlacementsToScore) {
   RankOptions options;
   options.percentage = 50;  // ceil(5 * 50%) = 3
   RankDomains(tree_, 2, Gpus(1, 4), options, out_);
-  EXPECT_EQ(Names(out_), (std::vector<std::string>{"rack-1-1-3", "rack-1-1-2", "rack-1-2-2"}));
+  EXPECT_EQ(Names(out_), (std::vector<std::string>{"rack-1-1-3", "rack-1-2-2", "rack-1-1-2"}));
   options.max_candidates = 2;
   RankDomains(tree_, 2, Gpus(1, 4), options, out_);
-  EXPECT_EQ(Names(out_), (std::vector<std::string>{"rack-1-1-3", "rack-1-1-2"}));
+  EXPECT_EQ(Names(out_), (std::vector<std::string>{"rack-1-1-3", "rack-1-2-2"}));
   options.max_candidates = 0;
   options.percentage = 1;
   RankDomains(tree_, 2, Gpus(1, 4), options, out_);
@@ -156,7 +161,9 @@ TEST_F(RankTest, DominantResourceAndMeasure) {
   options.measure = kResourceIdCpu;
   RankDomains(tree_, 2, Gpus(1, 4), options, out_);
   ASSERT_EQ(out_.size(), 5u);
-  EXPECT_EQ(tree_.name(2, out_[0].domain), "rack-1-1-2");  // two pods: 15800
+  // Two pods each in rack-1-1-2 and rack-1-2-2 (15800): block-1-2 holds five
+  // pods to block-1-1's four, so its rack goes first.
+  EXPECT_EQ(tree_.name(2, out_[0].domain), "rack-1-2-2");
   EXPECT_EQ(out_[0].key, 15800);
 }
 

@@ -1,0 +1,120 @@
+#include "scheduler/victim_rules.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace copse::scheduler {
+
+VictimRules::VictimRules(const Snapshot& snapshot, const GangTracker& gangs,
+                         int32_t preemptor_priority, std::set<std::string> exclude)
+    : priority_(preemptor_priority), exclude_(std::move(exclude)) {
+  for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
+    for (const PodRef& pod : snapshot.pods(n)) {
+      if (pod->group_kind == PodInfo::GroupKind::kNone || pod->pod_group.empty()) continue;
+      if (pod->terminating) continue;  // leaving anyway: counts for no minimum
+      const queue::UnitKey key = GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
+      auto [it, inserted] = groups_.try_emplace(key.ToString());
+      if (inserted) it->second.spec = gangs.Spec(key);
+      it->second.pods.emplace_back(n, pod);
+    }
+  }
+  for (auto& [key, group] : groups_) {
+    group.whole_allowed =
+        group.spec != nullptr && group.spec->preemptibility == Preemptibility::kPreemptible &&
+        std::all_of(group.pods.begin(), group.pods.end(), [&](const auto& entry) {
+          return entry.second->priority < priority_ && !exclude_.contains(entry.second->uid);
+        });
+  }
+}
+
+const VictimRules::Group* VictimRules::Find(const std::string& key) const {
+  auto it = groups_.find(key);
+  return it == groups_.end() ? nullptr : &it->second;
+}
+
+std::string VictimRules::GroupOf(const PodInfo& pod) const {
+  if (pod.group_kind == PodInfo::GroupKind::kNone || pod.pod_group.empty()) return {};
+  return GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group).ToString();
+}
+
+VictimRules::Unit VictimRules::UnitOf(const PodInfo& pod) const {
+  if (pod.priority >= priority_ || exclude_.contains(pod.uid)) return Unit::kNever;
+  const Group* group = Find(GroupOf(pod));
+  if (group == nullptr || group->spec == nullptr) return Unit::kPod;
+  const GangSpec& spec = *group->spec;
+  if (spec.preemptibility == Preemptibility::kNonPreemptible) return Unit::kNever;
+  if (spec.disruption_mode == DisruptionMode::kPodGroup) {
+    return group->whole_allowed ? Unit::kWhole : Unit::kNever;
+  }
+  return Unit::kMember;
+}
+
+const std::vector<std::pair<NodeIndex, PodRef>>& VictimRules::GroupPods(
+    const std::string& key) const {
+  static const std::vector<std::pair<NodeIndex, PodRef>> kNone;
+  const Group* group = Find(key);
+  return group == nullptr ? kNone : group->pods;
+}
+
+bool VictimRules::WholeAllowed(const std::string& key) const {
+  const Group* group = Find(key);
+  return group != nullptr && group->whole_allowed;
+}
+
+bool VictimRules::SatisfiedWithout(const std::string& key,
+                                   const std::set<std::string>& removed) const {
+  const Group* group = Find(key);
+  if (group == nullptr || group->spec == nullptr) return true;
+  std::map<std::string, int32_t, std::less<>> counts;
+  for (const auto& [node, pod] : group->pods) {
+    if (!removed.contains(pod->uid)) ++counts[pod->sub_group];
+  }
+  return group->spec->IsSatisfied(kRootGroup, counts);
+}
+
+std::vector<PodRef> VictimRules::Removable(std::span<const PodRef> candidates) const {
+  std::vector<PodRef> out;
+  std::map<std::string, std::set<std::string>> removed;  // group -> uids taken from it
+  for (const PodRef& pod : candidates) {
+    switch (UnitOf(*pod)) {
+      case Unit::kNever:
+        continue;
+      case Unit::kPod:
+      case Unit::kWhole:
+        out.push_back(pod);
+        continue;
+      case Unit::kMember: {
+        const std::string key = GroupOf(*pod);
+        std::set<std::string>& taken = removed[key];
+        taken.insert(pod->uid);
+        if (WholeAllowed(key) || SatisfiedWithout(key, taken)) {
+          out.push_back(pod);
+        } else {
+          taken.erase(pod->uid);
+        }
+        continue;
+      }
+    }
+  }
+  return out;
+}
+
+bool VictimRules::Complete(std::vector<PodRef>& victims) const {
+  std::map<std::string, std::set<std::string>> taken;  // group -> victim uids
+  for (const PodRef& pod : victims) {
+    if (const std::string key = GroupOf(*pod); Find(key) != nullptr) taken[key].insert(pod->uid);
+  }
+  for (const auto& [key, uids] : taken) {
+    const Group& group = *Find(key);
+    if (group.spec == nullptr) continue;
+    const bool whole_only = group.spec->disruption_mode == DisruptionMode::kPodGroup;
+    if (!whole_only && SatisfiedWithout(key, uids)) continue;
+    if (!group.whole_allowed) return false;
+    for (const auto& [node, pod] : group.pods) {
+      if (!uids.contains(pod->uid)) victims.push_back(pod);
+    }
+  }
+  return true;
+}
+
+}  // namespace copse::scheduler
