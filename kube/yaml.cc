@@ -294,11 +294,19 @@ class Converter {
         return true;
       }
       case YAML::NodeType::Map: {
-        std::vector<std::pair<std::string, YAML::Node>> entries;
+        // Sorted as (key, index into `values`): YAML::Node's assignment
+        // writes through to the node it refers to, so sorting Nodes
+        // themselves (swaps are assignments) would rewrite the document.
+        // Error paths name a key as written ("n", not its JSON form "false").
+        std::vector<YAML::Node> values;
+        std::vector<std::string> written;
+        std::vector<std::pair<std::string, size_t>> entries;
         for (const auto& entry : node) {
           std::string key;
           if (!Key(entry.first, path, key)) return false;
-          entries.emplace_back(std::move(key), entry.second);
+          entries.emplace_back(std::move(key), values.size());
+          values.push_back(entry.second);
+          written.push_back(entry.first.Scalar());
         }
         std::stable_sort(entries.begin(), entries.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -309,13 +317,13 @@ class Converter {
         }
         out += '{';
         bool first = true;
-        for (const auto& [key, value] : entries) {
+        for (const auto& [key, index] : entries) {
           if (!first) out += ',';
           first = false;
           AppendJsonString(out, key);
           out += ':';
-          const std::string child = path.empty() ? key : path + "." + key;
-          if (!Convert(value, out, child, depth + 1)) return false;
+          const std::string child = path.empty() ? written[index] : path + "." + written[index];
+          if (!Convert(values[index], out, child, depth + 1)) return false;
         }
         out += '}';
         return true;

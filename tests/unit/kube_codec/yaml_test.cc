@@ -97,7 +97,7 @@ TEST(KubeYaml, FloatsAreWrittenAsGoWritesThem) {
 }
 
 TEST(KubeYaml, EverythingElseIsAString) {
-  for (const char* text : {"1.2.3", "10m", "12e", "0x", "-", "_1", "v1", "2001-12-14",
+  for (const char* text : {"1.2.3", "10m", "12e", "0x", "-x", "_1", "v1", "2001-12-14",
                            "2001-12-14T21:59:43Z", "0x1p3", ".", "1Gi", "hello world"}) {
     EXPECT_EQ(Scalar(text), json(text).dump()) << text;
   }
