@@ -997,7 +997,7 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
     }
     DefaultWorkload(info->group, info->kind, obj);
     Status valid = ValidateForCreate(obj, info->group, ref.version, info->kind, info->resource,
-                                     info->namespaced);
+                                     info->namespaced, impl_->options.gang_rules);
     if (!valid.ok()) return valid.error();
     if (info->group == "apiextensions.k8s.io" && info->resource == "customresourcedefinitions") {
       auto cr = ResourceFromCrd(obj);
@@ -1191,9 +1191,9 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
                           info->ApiVersion(ref.version), FormatRfc3339(clock_->WallNow())});
       }
       if (mode.validate) {
-        Status valid =
-            ValidateForUpdate(old_obj, new_obj, info->group, ref.version, info->kind,
-                              info->resource, info->namespaced, mode.status_only ? "status" : "");
+        Status valid = ValidateForUpdate(
+            old_obj, new_obj, info->group, ref.version, info->kind, info->resource,
+            info->namespaced, mode.status_only ? "status" : "", impl_->options.gang_rules);
         if (!valid.ok()) return valid.error();
       }
       if (new_obj == old_obj) return cur;

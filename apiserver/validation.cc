@@ -15,7 +15,10 @@
 #include "apiserver/jsonpath.h"
 #include "apiserver/simulated_lifetime.h"
 #include "apiserver/workloads.h"
+#include "core/gang.h"
 #include "core/quantity.h"
+#include "kube/pod_group.h"
+#include "kube/workload.h"
 
 namespace copse::apiserver {
 namespace {
@@ -1860,7 +1863,42 @@ NameValidator NameValidatorFor(const Target& target) {
   return NameIsDnsSubdomain;
 }
 
-void ValidateObject(const json& obj, const Target& target, bool create, FieldErrors& errs) {
+// The gang kinds' own rules (what the scheduler would otherwise refuse to
+// schedule, leaving the group waiting forever): a Workload by
+// Workload::Validate, a PodGroup by its gang model. The codecs report
+// errors joined by "; ", each naming its field.
+void ValidateGangKind(const json& obj, const Target& target, FieldErrors& errs) {
+  auto add_all = [&errs](std::string_view joined) {
+    while (!joined.empty()) {
+      const size_t end = joined.find("; ");
+      errs.Add(std::string(joined.substr(0, end)));
+      if (end == std::string_view::npos) break;
+      joined.remove_prefix(end + 2);
+    }
+  };
+  const std::string text = obj.dump();
+  if (target.Is("scheduling.k8s.io", "Workload")) {
+    Result<kube::Workload> workload = kube::Workload::Decode(text);
+    if (!workload.ok()) return add_all(workload.error().message);
+    if (Status valid = workload->Validate(); !valid.ok()) add_all(valid.error().message);
+  } else if (target.Is("scheduling.k8s.io", "PodGroup")) {
+    Result<kube::PodGroup> group = kube::PodGroup::Decode(text);
+    if (!group.ok()) return add_all(group.error().message);
+    if (Result<GangSpec> spec = group->ToGangSpec(); !spec.ok()) add_all(spec.error().message);
+  } else if (target.Is("scheduling.copse.dev", "PodGroup")) {
+    Result<kube::CopsePodGroup> group = kube::CopsePodGroup::Decode(text);
+    if (!group.ok()) return add_all(group.error().message);
+    if (Result<GangSpec> spec = group->ToGangSpec(); !spec.ok()) add_all(spec.error().message);
+  }
+}
+
+bool IsGangKind(const Target& target) {
+  return target.Is("scheduling.k8s.io", "Workload") || target.Is("scheduling.k8s.io", "PodGroup") ||
+         target.Is("scheduling.copse.dev", "PodGroup");
+}
+
+void ValidateObject(const json& obj, const Target& target, bool create, bool gang_rules,
+                    FieldErrors& errs) {
   if (target.Is("apiextensions.k8s.io", "CustomResourceDefinition")) {
     ValidateObjectMeta(
         obj, target,
@@ -1870,6 +1908,10 @@ void ValidateObject(const json& obj, const Target& target, bool create, FieldErr
     return;
   }
   ValidateObjectMeta(obj, target, NameValidatorFor(target), errs);
+  if (IsGangKind(target)) {
+    if (gang_rules) ValidateGangKind(obj, target, errs);
+    return;
+  }
   if (!target.builtin) return;
   if (target.Is("", "Pod")) {
     ValidatePod(obj, create, errs);
@@ -1922,13 +1964,13 @@ Error InvalidError(std::string_view kind, std::string_view name, std::string_vie
 
 Status ValidateForCreate(const nlohmann::json& obj, std::string_view group,
                          std::string_view version, std::string_view kind, std::string_view resource,
-                         bool namespaced) {
+                         bool namespaced, bool gang_rules) {
   const Target target = MakeTarget(group, version, kind, resource, namespaced);
   std::string data_kind;
   if (std::optional<Error> e = Precheck(obj, target, data_kind)) return *e;
   FieldErrors errs;
   CheckCustomKind(target, data_kind, errs);
-  ValidateObject(obj, target, true, errs);
+  ValidateObject(obj, target, true, gang_rules, errs);
   if (errs.empty()) return Status::Ok();
   return InvalidFromErrors(target.QualifiedKind(data_kind), Str(Get(obj, {"metadata", "name"})),
                            errs);
@@ -1936,7 +1978,8 @@ Status ValidateForCreate(const nlohmann::json& obj, std::string_view group,
 
 Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& new_obj,
                          std::string_view group, std::string_view version, std::string_view kind,
-                         std::string_view resource, bool namespaced, std::string_view subresource) {
+                         std::string_view resource, bool namespaced, std::string_view subresource,
+                         bool gang_rules) {
   const Target target = MakeTarget(group, version, kind, resource, namespaced);
   std::string data_kind;
   if (std::optional<Error> e = Precheck(new_obj, target, data_kind)) return *e;
@@ -1959,7 +2002,7 @@ Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& ne
       ValidateNodeResources(new_obj, errs);
     }
   } else {
-    ValidateObject(new_obj, target, false, errs);
+    ValidateObject(new_obj, target, false, gang_rules, errs);
     if (target.builtin) {
       if (target.Is("", "Pod")) {
         ValidatePodUpdate(new_obj, old_obj, errs);
@@ -1977,6 +2020,13 @@ Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& ne
           errs.Invalid("preemptionPolicy", np.is_null() ? "null" : GoRepr(np), kFieldImmutable);
       } else if (target.Is("apiextensions.k8s.io", "CustomResourceDefinition")) {
         ValidateCrdUpdate(new_obj, old_obj, errs);
+      } else if (gang_rules && target.Is("scheduling.k8s.io", "Workload")) {
+        // Upstream: a Workload's pod group templates are fixed once created.
+        ValidateImmutable(Get(new_obj, {"spec", "podGroupTemplates"}),
+                          Get(old_obj, {"spec", "podGroupTemplates"}), "spec.podGroupTemplates",
+                          errs);
+      } else if (gang_rules && target.Is("scheduling.k8s.io", "PodGroup")) {
+        ValidateImmutable(Get(new_obj, {"spec"}), Get(old_obj, {"spec"}), "spec", errs);
       } else if (IsWorkloadKind(target.group, target.kind)) {
         for (std::string& m : ValidateWorkloadUpdate(target.group, target.kind, new_obj, old_obj)) {
           errs.Add(std::move(m));

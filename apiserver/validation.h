@@ -94,9 +94,16 @@ namespace copse::apiserver {
 // apiVersion/kind missing from `obj` are accepted (the server fills them);
 // metadata.namespace must already be filled from the URL for namespaced
 // resources (the server does this before calling).
+//
+// `gang_rules`: a Workload is checked by Workload::Validate and a PodGroup
+// (scheduling.k8s.io/v1alpha2 and scheduling.copse.dev) by its gang model,
+// naming the field, so a group copse could never schedule is refused at the
+// door; on update a Workload's podGroupTemplates and a v1alpha2 PodGroup's
+// spec are immutable. False checks only the schema, as a kube-apiserver
+// serving copse's CRDs does.
 Status ValidateForCreate(const nlohmann::json& obj, std::string_view group,
                          std::string_view version, std::string_view kind, std::string_view resource,
-                         bool namespaced);
+                         bool namespaced, bool gang_rules = true);
 
 // Validates an update (PUT, PATCH result, or status update) of `old_obj` to
 // `new_obj`: everything ValidateForCreate checks on `new_obj`, plus the
@@ -121,7 +128,7 @@ Status ValidateForCreate(const nlohmann::json& obj, std::string_view group,
 Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& new_obj,
                          std::string_view group, std::string_view version, std::string_view kind,
                          std::string_view resource, bool namespaced,
-                         std::string_view subresource = {});
+                         std::string_view subresource = {}, bool gang_rules = true);
 
 // Upstream's name validators (IsDns1123Label, IsQualifiedName, ...) are
 // core/names.h's.
