@@ -19,6 +19,7 @@
 
 #include "apiserver/admission.h"
 #include "apiserver/apiserver.h"
+#include "apiserver/commit_log.h"
 #include "apiserver/controllers/manager.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
@@ -95,6 +96,7 @@ int RunLocal(int argc, char** argv) {
   int64_t pod_ready_delay_ms = 500;
   int64_t watch_history = 200000;
   int threads = 1;
+  std::string data_dir;
   bool no_scheduler = false;
   bool no_grove = false;
   bool no_controllers = false;
@@ -124,7 +126,12 @@ int RunLocal(int argc, char** argv) {
       "delay before a bound pod becomes Running and Ready")(
       "watch-history", po::value(&watch_history)->default_value(watch_history),
       "watch events kept for resuming watches (older versions get 410 Gone)")(
-      "threads", po::value(&threads)->default_value(threads), "API server I/O threads")(
+      "threads", po::value(&threads)->default_value(threads),
+      "API server I/O threads (8 with --data-dir, so writers waiting for an fsync do not hold "
+      "up other requests)")(
+      "data-dir", po::value(&data_dir),
+      "keep the cluster here across restarts: a log of writes, fsync'd before they are "
+      "acknowledged, and snapshots (default: in memory, lost at exit)")(
       "no-scheduler", po::bool_switch(&no_scheduler),
       "do not run the scheduler (pods with schedulerName copse-scheduler stay pending)")(
       "no-grove", po::bool_switch(&no_grove),
@@ -166,6 +173,7 @@ int RunLocal(int argc, char** argv) {
   if (pod_ready_delay_ms < 0) return bad_flag("--pod-ready-delay-ms: must not be negative");
   if (watch_history < 16) return bad_flag("--watch-history: must be at least 16");
   if (threads < 1 || threads > 64) return bad_flag("--threads: must be between 1 and 64");
+  if (!data_dir.empty() && vm["threads"].defaulted()) threads = 8;
   SchedulerOptions scheduler_options;
   size_t pipelined_connections = config::ClientConnection{}.pipelined_connections;
   if (!config_path.empty()) {
@@ -223,7 +231,32 @@ int RunLocal(int argc, char** argv) {
 
   api::StoreOptions store_options;
   store_options.watch_history = static_cast<size_t>(watch_history);
-  auto store = api::NewStore(store_options);
+  std::shared_ptr<api::Store> store;
+  bool restored = false;
+  if (data_dir.empty()) {
+    store = api::NewStore(store_options);
+  } else {
+    api::CommitLogOptions log_options;
+    log_options.dir = data_dir;
+    api::RecoveryReport report;
+    auto opened = api::OpenPersistentStore(store_options, log_options, &report);
+    if (!opened.ok()) {
+      std::cerr << "copse local: " << opened.error().message << "\n";
+      return 1;
+    }
+    store = std::move(opened).value();
+    restored = !report.fresh;
+    std::cout << "copse local: data dir " << data_dir << ": "
+              << (restored
+                      ? "restored " + std::to_string(report.objects) +
+                            " objects, resourceVersion " + std::to_string(report.resource_version) +
+                            (report.dropped_log_bytes != 0
+                                 ? " (dropped a torn log tail of " +
+                                       std::to_string(report.dropped_log_bytes) + " bytes)"
+                                 : "")
+                      : std::string("new"))
+              << std::endl;
+  }
   if (Status st = InstallCrds(*store); !st.ok()) {
     std::cerr << "copse local: installing CRDs: " << st.error().message << "\n";
     return 1;
@@ -237,9 +270,28 @@ int RunLocal(int argc, char** argv) {
   sim_options.pod_start_delay = std::chrono::milliseconds(pod_ready_delay_ms);
   sim_options.node_heartbeat_interval = std::chrono::seconds(10);
   api::NodeSimulator simulator(store, sim_options);
-  if (Status st = simulator.CreateNodes(*node_objects); !st.ok()) {
+  if (restored) {
+    // A restored cluster keeps its nodes; only nodes it lacks are added.
+    for (const std::string& node : *node_objects) {
+      auto created = store->Create(kube::resources::kNodes, "", node);
+      if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) {
+        std::cerr << "copse local: creating synthetic nodes: " << created.error().ToString()
+                  << "\n";
+        return 1;
+      }
+    }
+  } else if (Status st = simulator.CreateNodes(*node_objects); !st.ok()) {
     std::cerr << "copse local: creating synthetic nodes: " << st.error().ToString() << "\n";
     return 1;
+  }
+  // A restored registration points at the webhook of a previous run.
+  if (restored) {
+    auto removed = store->Delete(api::kValidatingWebhookConfigurations, "", "copse-grove");
+    if (!removed.ok() && removed.error().code != ErrorCode::kNotFound) {
+      std::cerr << "copse local: removing the old grove webhook: " << removed.error().ToString()
+                << "\n";
+      return 1;
+    }
   }
   simulator.Start();
 
