@@ -242,7 +242,6 @@ class CommitLog final : public CommitSink {
 
   void Committed(const ResourceInfo& info, WatchEventType type, const ObjectPtr& object) override {
     std::unique_lock<std::mutex> lock(mu_);
-    const bool wake = pending_.empty();
     if (object->rv > reserved_) {
       // Contract 3: the block must be on disk before this rv can be seen.
       const uint64_t ceiling = object->rv + options_.rv_reservation;
@@ -251,6 +250,9 @@ class CommitLog final : public CommitSink {
       work_.notify_one();
       durable_.wait(lock, [&] { return durable_reserved_ >= ceiling; });
     }
+    // Decided only now: the flusher may have emptied pending_ (and gone to
+    // sleep) while this thread waited for the reservation.
+    const bool wake = pending_.empty();
     pending_.push_back(
         Pending{type == WatchEventType::kDeleted ? RecordType::kDelete : RecordType::kPut,
                 info.group + "/" + info.resource, object, object->rv});
