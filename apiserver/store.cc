@@ -5,6 +5,8 @@
 #include "apiserver/store.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "apiserver/apply.h"
@@ -433,6 +435,10 @@ ObjectPtr Store::Impl::Seal(const ResourceInfo& info, json& obj, uint64_t new_rv
 }
 
 void Store::Impl::Dispatch(ResourceData* rd, const HistoryEntry& entry) {
+  if (sink != nullptr) {
+    sink->Committed(*rd->info, entry.type, entry.object);
+    tl_commits.rv = entry.rv;
+  }
   rd->history.push_back(entry);
   while (rd->history.size() > options.watch_history) {
     rd->trimmed_rv = rd->history.front().rv;
@@ -556,9 +562,14 @@ Store::~Store() { CloseWatches(); }
 
 std::shared_ptr<Store> NewStore(StoreOptions options) {
   auto store = std::make_shared<Store>(std::move(options));
+  internal::CreateDefaultObjects(*store);
+  return store;
+}
+
+void internal::CreateDefaultObjects(Store& store) {
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     json obj = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}};
-    auto created = store->CreateFromJson(resources::kNamespaces, "", std::move(obj));
+    auto created = store.CreateFromJson(resources::kNamespaces, "", std::move(obj));
     COPSE_CHECK(created.ok()) << created.error().ToString();
   }
   struct SystemClass {
@@ -577,10 +588,65 @@ std::shared_ptr<Store> NewStore(StoreOptions options) {
         {"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"},
         {"metadata", {{"name", pc.name}}},      {"value", pc.value},
         {"description", pc.description},        {"preemptionPolicy", "PreemptLowerPriority"}};
-    auto created = store->CreateFromJson(resources::kPriorityClasses, "", std::move(obj));
+    auto created = store.CreateFromJson(resources::kPriorityClasses, "", std::move(obj));
     COPSE_CHECK(created.ok()) << created.error().ToString();
   }
-  return store;
+}
+
+void Store::SetCommitSink(std::shared_ptr<CommitSink> sink) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->sink = std::move(sink);
+}
+
+Status Store::Restore(std::vector<RestoredObject> objects, uint64_t rv) {
+  // CRDs first: the objects of a custom resource need it registered.
+  std::stable_partition(objects.begin(), objects.end(), [](const RestoredObject& o) {
+    return o.group_resource == "apiextensions.k8s.io/customresourcedefinitions";
+  });
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (const RestoredObject& o : objects) {
+    auto it = impl_->resources.find(o.group_resource);
+    if (it == impl_->resources.end()) {
+      return MakeError(ErrorCode::kInvalid,
+                       "restore: an object of " + o.group_resource + ", which is not served");
+    }
+    ResourceData* rd = it->second.get();
+    json obj = json::parse(o.json, nullptr, false);
+    if (obj.is_discarded() || !obj.is_object()) {
+      return MakeError(ErrorCode::kInvalid,
+                       "restore: an object of " + o.group_resource + " is not a JSON object");
+    }
+    auto v = internal::BuildVersion(*rd->info, obj);
+    v->json = o.json;
+    const std::string rv_text = obj["metadata"].value("resourceVersion", "");
+    v->rv = std::strtoull(rv_text.c_str(), nullptr, 10);
+    if (v->rv == 0 || v->rv > rv) {
+      return MakeError(ErrorCode::kInvalid, "restore: " + o.group_resource + " " + v->name +
+                                                ": bad metadata.resourceVersion \"" + rv_text +
+                                                "\"");
+    }
+    std::string key = Impl::Key(*rd->info, v->ns, v->name);
+    if (rd->objects.count(key) != 0) {
+      return MakeError(ErrorCode::kInvalid, "restore: " + o.group_resource + " " + key + " twice");
+    }
+    impl_->uids[v->uid] = internal::ObjectLocation{rd, key};
+    if (rd->info->namespaced) ++impl_->namespace_objects[v->ns];
+    for (const auto& owner : v->owner_uids) impl_->dependents[owner].insert(v->uid);
+    if (rd->info->resource == "services" && rd->info->group.empty()) {
+      // Service IPs are 10.96.x.y from a counter; continue after the highest.
+      const std::string ip = obj.contains("spec") ? obj["spec"].value("clusterIP", "") : "";
+      unsigned a = 0, b = 0;
+      if (std::sscanf(ip.c_str(), "10.96.%u.%u", &a, &b) == 2) {
+        impl_->next_service_ip = std::max(impl_->next_service_ip, (a << 8 | b) + 1);
+      }
+    }
+    ObjectPtr sealed = std::move(v);
+    rd->objects.emplace(std::move(key), sealed);
+    impl_->AfterPut(rd, *sealed, obj);
+  }
+  impl_->rv = std::max(impl_->rv, rv);
+  for (auto& [name, rd] : impl_->resources) rd->trimmed_rv = impl_->rv;
+  return Status::Ok();
 }
 
 Result<std::shared_ptr<const ResourceInfo>> Store::Resolve(std::string_view group,
@@ -941,6 +1007,7 @@ Result<ObjectPtr> Store::Create(const ResourceRef& ref, std::string_view ns, std
 
 Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view ns, json obj,
                                         bool dry_run, std::string_view field_manager) {
+  DurableAck ack(*this);
   std::shared_ptr<const ResourceInfo> info;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -1116,6 +1183,7 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
 Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
                                     std::string_view name, UpdateMode mode, const EditFn& edit,
                                     bool dry_run) {
+  DurableAck ack(*this);
   for (int attempt = 0;; ++attempt) {
     std::shared_ptr<const ResourceInfo> info;
     ObjectPtr cur;

@@ -126,6 +126,27 @@ struct DeleteResult {
 
 enum class PatchType : uint8_t { kJson, kMerge, kStrategicMerge };
 
+// Where a persistent Store sends its committed writes (apiserver/commit_log.h
+// is the one implementation). The Store's one hook into persistence.
+class CommitSink {
+ public:
+  virtual ~CommitSink() = default;
+  // Every committed write, in resourceVersion order, with the Store lock held:
+  // must only queue (no I/O except a rare bounded flush). `object` is the new
+  // version (kAdded/kModified) or the final one (kDeleted).
+  virtual void Committed(const ResourceInfo& info, WatchEventType type,
+                         const ObjectPtr& object) = 0;
+  // Blocks until every write up to `rv` is on disk. Called without the lock,
+  // by the thread that made the write, before the write returns.
+  virtual void AwaitDurable(uint64_t rv) = 0;
+};
+
+// An object read back from a data directory, for Store::Restore.
+struct RestoredObject {
+  std::string group_resource;  // "group/resource" ("/pods" for core)
+  std::string json;            // as served, with its resourceVersion
+};
+
 // A watch on one resource. Events are queued by the Store as writes commit
 // (already filtered by namespace and selectors) and taken by the consumer.
 class WatchStream {
@@ -235,6 +256,16 @@ class Store : public std::enable_shared_from_this<Store> {
   // Ends every open watch stream (consumers see a closed stream).
   void CloseWatches();
 
+  // --- persistence (apiserver/commit_log.h) ---
+  // Installs objects read back from disk into an empty Store (no watch events,
+  // no admission), CRDs first so their resources are served, and continues
+  // resourceVersions after `rv`. Watches from an older resourceVersion get
+  // 410 Gone (the history did not survive). Errors name the object.
+  Status Restore(std::vector<RestoredObject> objects, uint64_t rv);
+  // From now on every committed write goes to `sink`, and a write returns
+  // only once the sink has it on disk. Set once, before the Store is shared.
+  void SetCommitSink(std::shared_ptr<CommitSink> sink);
+
  private:
   struct Impl;
   struct UpdateMode {
@@ -249,6 +280,10 @@ class Store : public std::enable_shared_from_this<Store> {
   // kube's GuaranteedUpdate: see the class comment.
   Result<ObjectPtr> UpdateLoop(const ResourceRef& ref, std::string_view ns, std::string_view name,
                                UpdateMode mode, const EditFn& edit, bool dry_run);
+
+  // Declared before a write's lock: on destruction (lock released) waits
+  // until the writes this thread committed meanwhile are durable.
+  class DurableAck;
 
   std::unique_ptr<Impl> impl_;
   std::shared_ptr<const Clock> clock_;

@@ -80,6 +80,8 @@ struct Store::Impl {
   std::string default_priority_class;                         // globalDefault: true
   uint32_t next_service_ip = 10;
   std::deque<internal::GcItem> gc_queue;
+  // Set once before the Store is shared (SetCommitSink); read without the lock.
+  std::shared_ptr<CommitSink> sink;
 
   // --- lookup ---
   internal::ResourceData* FindData(std::string_view group, std::string_view resource) const;
@@ -114,7 +116,36 @@ struct Store::Impl {
   const Clock& clock() const { return *options.clock; }
 };
 
+// The writes a thread committed since its outermost DurableAck began: the
+// newest resourceVersion (0: none) and how many acks are open on the stack.
+struct ThreadCommits {
+  uint64_t rv = 0;
+  int depth = 0;
+};
+inline thread_local ThreadCommits tl_commits;
+
+class Store::DurableAck {
+ public:
+  explicit DurableAck(const Store& store) : sink_(store.impl_->sink.get()) {
+    if (sink_ != nullptr) ++tl_commits.depth;
+  }
+  ~DurableAck() {
+    if (sink_ == nullptr || --tl_commits.depth > 0) return;
+    const uint64_t rv = tl_commits.rv;
+    tl_commits.rv = 0;
+    if (rv != 0) sink_->AwaitDurable(rv);
+  }
+  DurableAck(const DurableAck&) = delete;
+  DurableAck& operator=(const DurableAck&) = delete;
+
+ private:
+  CommitSink* sink_;
+};
+
 namespace internal {
+
+// The namespaces and system PriorityClasses every new Store starts with.
+void CreateDefaultObjects(Store& store);
 
 std::shared_ptr<ObjectVersion> BuildVersion(const ResourceInfo& info, const json& obj);
 // A copy of `v` without its JSON text (for writes that splice new text).

@@ -393,6 +393,7 @@ Result<DeleteResult> Store::Impl::DeleteLocked(ResourceData* rd, const std::stri
 
 Result<DeleteResult> Store::Delete(const ResourceRef& ref, std::string_view ns,
                                    std::string_view name, const DeleteOptions& options) {
+  DurableAck ack(*this);
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto rd = impl_->ResolveRef(ref);
   if (!rd.ok()) return std::move(rd).error();
@@ -408,6 +409,7 @@ Result<DeleteResult> Store::Delete(const ResourceRef& ref, std::string_view ns,
 
 Result<ListResult> Store::DeleteCollection(const ResourceRef& ref, const ListOptions& list,
                                            const DeleteOptions& options) {
+  DurableAck ack(*this);  // one wait for the whole collection
   ListOptions all = list;
   all.limit = 0;
   all.continue_token.clear();
@@ -486,6 +488,7 @@ std::optional<BindingFields> ParseBindingFast(std::string_view body) {
 }  // namespace
 
 Status Store::Bind(std::string_view ns, std::string_view name, std::string_view binding_json) {
+  DurableAck ack(*this);
   std::string target;
   std::string uid;
   json binding;
@@ -632,6 +635,7 @@ Status Store::Bind(std::string_view ns, std::string_view name, std::string_view 
 // pods/eviction
 
 Status Store::Evict(std::string_view ns, std::string_view name, std::string_view eviction_json) {
+  DurableAck ack(*this);
   json eviction = json::parse(eviction_json, nullptr, false);
   if (eviction.is_discarded() || !eviction.is_object()) {
     return BadRequest("couldn't get version/kind; json parse error: invalid Eviction");

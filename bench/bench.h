@@ -35,6 +35,9 @@ struct BenchOptions {
   std::string scheduler = "copse";
   std::string scheduler_name;  // the pods' schedulerName; "" : copse-scheduler / default-scheduler
   int64_t scheduler_pid = 0;   // external scheduler's pid, for its CPU figure; 0: not measured
+  // apiserver: the embedded store on this data directory (apiserver/commit_log.h),
+  // so every write waits for its fsync'd batch; "" keeps it in memory.
+  std::string data_dir;
 };
 
 // A figure that was not measured stays nullopt: JSON null, printed "n/a".

@@ -41,7 +41,10 @@ int RunBench(int argc, char** argv) {
       "scheduler-name", po::value(&options.scheduler_name),
       "the pods' schedulerName (default copse-scheduler; default-scheduler with --scheduler "
       "external)")("scheduler-pid", po::value(&options.scheduler_pid),
-                   "pid of the external scheduler, for its CPU figure");
+                   "pid of the external scheduler, for its CPU figure")(
+      "data-dir", po::value(&options.data_dir),
+      "apiserver: keep the embedded store in this (new) directory, as copse local --data-dir "
+      "does");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;

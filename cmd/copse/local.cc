@@ -19,6 +19,7 @@
 
 #include "apiserver/admission.h"
 #include "apiserver/apiserver.h"
+#include "apiserver/commit_log.h"
 #include "apiserver/controllers/manager.h"
 #include "apiserver/node_simulator.h"
 #include "apiserver/store.h"
@@ -97,6 +98,7 @@ int RunLocal(int argc, char** argv) {
   int64_t watch_history = 200000;
   int threads = 1;
   int64_t max_request_body_bytes = int64_t{3} << 20;
+  std::string data_dir;
   bool no_scheduler = false;
   bool no_grove = false;
   bool no_controllers = false;
@@ -126,7 +128,12 @@ int RunLocal(int argc, char** argv) {
       "delay before a bound pod becomes Running and Ready")(
       "watch-history", po::value(&watch_history)->default_value(watch_history),
       "watch events kept for resuming watches (older versions get 410 Gone)")(
-      "threads", po::value(&threads)->default_value(threads), "API server I/O threads")(
+      "threads", po::value(&threads)->default_value(threads),
+      "API server I/O threads (8 with --data-dir, so writers waiting for an fsync do not hold "
+      "up other requests)")(
+      "data-dir", po::value(&data_dir),
+      "keep the cluster here across restarts: a log of writes, fsync'd before they are "
+      "acknowledged, and snapshots (default: in memory, lost at exit)")(
       "max-request-body-bytes",
       po::value(&max_request_body_bytes)->default_value(max_request_body_bytes),
       "request bodies above this are refused with 413, as kube-apiserver's 3 MiB limit")(
@@ -174,6 +181,7 @@ int RunLocal(int argc, char** argv) {
   if (max_request_body_bytes < 1024) {
     return bad_flag("--max-request-body-bytes: must be at least 1024");
   }
+  if (!data_dir.empty() && vm["threads"].defaulted()) threads = 8;
   SchedulerOptions scheduler_options;
   size_t pipelined_connections = config::ClientConnection{}.pipelined_connections;
   if (!config_path.empty()) {
@@ -231,7 +239,32 @@ int RunLocal(int argc, char** argv) {
 
   api::StoreOptions store_options;
   store_options.watch_history = static_cast<size_t>(watch_history);
-  auto store = api::NewStore(store_options);
+  std::shared_ptr<api::Store> store;
+  bool restored = false;
+  if (data_dir.empty()) {
+    store = api::NewStore(store_options);
+  } else {
+    api::CommitLogOptions log_options;
+    log_options.dir = data_dir;
+    api::RecoveryReport report;
+    auto opened = api::OpenPersistentStore(store_options, log_options, &report);
+    if (!opened.ok()) {
+      std::cerr << "copse local: " << opened.error().message << "\n";
+      return 1;
+    }
+    store = std::move(opened).value();
+    restored = !report.fresh;
+    std::cout << "copse local: data dir " << data_dir << ": "
+              << (restored
+                      ? "restored " + std::to_string(report.objects) +
+                            " objects, resourceVersion " + std::to_string(report.resource_version) +
+                            (report.dropped_log_bytes != 0
+                                 ? " (dropped a torn log tail of " +
+                                       std::to_string(report.dropped_log_bytes) + " bytes)"
+                                 : "")
+                      : std::string("new"))
+              << std::endl;
+  }
   if (Status st = InstallCrds(*store); !st.ok()) {
     std::cerr << "copse local: installing CRDs: " << st.error().message << "\n";
     return 1;
@@ -245,9 +278,28 @@ int RunLocal(int argc, char** argv) {
   sim_options.pod_start_delay = std::chrono::milliseconds(pod_ready_delay_ms);
   sim_options.node_heartbeat_interval = std::chrono::seconds(10);
   api::NodeSimulator simulator(store, sim_options);
-  if (Status st = simulator.CreateNodes(*node_objects); !st.ok()) {
+  if (restored) {
+    // A restored cluster keeps its nodes; only nodes it lacks are added.
+    for (const std::string& node : *node_objects) {
+      auto created = store->Create(kube::resources::kNodes, "", node);
+      if (!created.ok() && created.error().code != ErrorCode::kAlreadyExists) {
+        std::cerr << "copse local: creating synthetic nodes: " << created.error().ToString()
+                  << "\n";
+        return 1;
+      }
+    }
+  } else if (Status st = simulator.CreateNodes(*node_objects); !st.ok()) {
     std::cerr << "copse local: creating synthetic nodes: " << st.error().ToString() << "\n";
     return 1;
+  }
+  // A restored registration points at the webhook of a previous run.
+  if (restored) {
+    auto removed = store->Delete(api::kValidatingWebhookConfigurations, "", "copse-grove");
+    if (!removed.ok() && removed.error().code != ErrorCode::kNotFound) {
+      std::cerr << "copse local: removing the old grove webhook: " << removed.error().ToString()
+                << "\n";
+      return 1;
+    }
   }
   simulator.Start();
 
