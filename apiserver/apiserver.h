@@ -35,6 +35,10 @@ struct StoreOptions {
   // resourceVersion gets 410 Gone (kube-apiserver's watch cache window).
   size_t watch_history = 200000;
   std::shared_ptr<const Clock> clock;  // default: RealClock
+  // Non-zero: object uids come from a generator seeded with this, in the
+  // order objects are created, so a replay of the same writes gets the same
+  // uids (copse replay). 0: random.
+  uint64_t uid_seed = 0;
   // Served versions of built-in resources instead of the built-in ones, keyed
   // "resource.group" ("poddisruptionbudgets.policy"; core: "pods"). An empty
   // list stops serving the resource. For tests of servers that lack an API:
