@@ -527,6 +527,9 @@ Result<ConfigResult> Run::Go() {
     }
     clock_->Advance(target - clock_->Now());
     sched_->Wake();
+    // The loop runs its timers at the new time before the step's writes
+    // arrive, not in whichever order the threads happen to take.
+    if (Status s = WaitSettled(); !s.ok()) return s.error();
   }
   result_.end_ms = NowMs();
   const scheduler::SchedulerStats stats = sched_->stats();
