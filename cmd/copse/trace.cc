@@ -105,11 +105,13 @@ int RunTrace(int argc, char** argv) {
   auto gpus = ParseInts("--gpus-per-pod", gpus_per_pod);
   if (!gpus.ok()) return bad(gpus.error().message);
   o.gpus_per_pod = *gpus;
-  std::ofstream out(out_path, std::ios::trunc);
-  if (!out) return bad("--out: cannot write " + out_path);
-  if (Status s = replay::WriteSynthTrace(o, out); !s.ok()) {
+  // Generated first, so that bad options leave no file behind.
+  std::ostringstream text;
+  if (Status s = replay::WriteSynthTrace(o, text); !s.ok()) {
     return bad("--" + s.error().message);
   }
+  std::ofstream out(out_path, std::ios::trunc);
+  out << text.str();
   out.close();
   if (!out) return bad("--out: cannot write " + out_path);
   return 0;
