@@ -48,6 +48,10 @@ struct StoreOptions {
   // Writes whose stored JSON would exceed this are refused with 413: etcd's
   // default request limit (1.5 MiB) is where kube-apiserver stops.
   size_t max_object_bytes = 1536 * 1024;
+  // Non-zero: object uids come from a generator seeded with this, in the
+  // order objects are created, so a replay of the same writes gets the same
+  // uids (copse replay). 0: random.
+  uint64_t uid_seed = 0;
   // Served versions of built-in resources instead of the built-in ones, keyed
   // "resource.group" ("poddisruptionbudgets.policy"; core: "pods"). An empty
   // list stops serving the resource. For tests of servers that lack an API:

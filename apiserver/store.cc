@@ -85,11 +85,13 @@ std::mt19937_64& Rng() {
 }
 }  // namespace
 
-std::string RandomUid() {
+std::string RandomUid() { return UidFrom(Rng()); }
+
+std::string UidFrom(std::mt19937_64& rng) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out(36, '-');
-  uint64_t a = Rng()();
-  uint64_t b = Rng()();
+  uint64_t a = rng();
+  uint64_t b = rng();
   int bit = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     if (i == 8 || i == 13 || i == 18 || i == 23) continue;
@@ -1080,7 +1082,12 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
     // (server-side apply creates with its manager's entry).
     if (auto mf = meta.find("managedFields"); mf != meta.end() && !mf->is_array()) meta.erase(mf);
     const std::string now = impl_->NowRfc3339();
-    meta["uid"] = internal::RandomUid();
+    if (impl_->options.uid_seed != 0) {
+      std::lock_guard lock(impl_->uid_mu);
+      meta["uid"] = internal::UidFrom(impl_->uid_rng);
+    } else {
+      meta["uid"] = internal::RandomUid();
+    }
     meta["creationTimestamp"] = now;
     meta["generation"] = 1;
     PrepareForCreate(*info, obj, now);

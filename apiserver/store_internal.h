@@ -68,6 +68,8 @@ struct Store::Impl {
 
   StoreOptions options;
   mutable std::mutex mu;
+  std::mutex uid_mu;  // guards uid_rng (StoreOptions::uid_seed)
+  std::mt19937_64 uid_rng{options.uid_seed};
   uint64_t rv = 0;
   uint64_t registry_generation = 1;
   // "group/resource" -> data
@@ -164,6 +166,8 @@ Error WithStatus(ErrorCode code, int http_status, std::string reason, std::strin
 std::string_view KeyName(std::string_view key);
 
 std::string RandomUid();
+// A uid from `rng` (StoreOptions::uid_seed).
+std::string UidFrom(std::mt19937_64& rng);
 std::string RandomSuffix();
 
 }  // namespace internal

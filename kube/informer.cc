@@ -373,10 +373,10 @@ struct Informer::Impl : std::enable_shared_from_this<Informer::Impl> {
     }
     events.fetch_add(1, std::memory_order_relaxed);
     auto decoded = Decode(event.object);
-    // Even an undecodable event moves the resourceVersion on: re-watching
-    // would deliver the same bytes again.
-    SetResourceVersion(event.resource_version);
     if (!decoded.ok()) {
+      // Even an undecodable event moves the resourceVersion on: re-watching
+      // would deliver the same bytes again.
+      SetResourceVersion(event.resource_version);
       Error error = std::move(decoded).error();
       error.message = "informer: decoding a " + std::string(WatchEventTypeName(event.type)) +
                       " event: " + error.message;
@@ -384,9 +384,12 @@ struct Informer::Impl : std::enable_shared_from_this<Informer::Impl> {
       return;
     }
     ObjectPtr object = std::move(decoded).value();
+    // The resourceVersion moves on once the handlers ran: LastResourceVersion()
+    // at or past a write means its handlers are done (copse replay waits so).
     if (event.type == WatchEventType::kDeleted) {
       store.Remove(object->meta.Key());
       NotifyDelete(object);
+      SetResourceVersion(event.resource_version);
       return;
     }
     ObjectPtr previous = store.Upsert(object);
@@ -395,6 +398,7 @@ struct Informer::Impl : std::enable_shared_from_this<Informer::Impl> {
     } else {
       NotifyAdd(object);
     }
+    SetResourceVersion(event.resource_version);
   }
 
   static net::awaitable<void> Sleep(std::shared_ptr<Impl> self, Clock::Duration delay) {

@@ -218,7 +218,8 @@ class Informer {
   bool WaitForSync(std::chrono::milliseconds timeout) const;
 
   const Indexer& store() const;
-  // The resourceVersion the next watch would start from.
+  // The resourceVersion the next watch would start from; a watch event's is
+  // set after its handlers ran.
   std::string LastResourceVersion() const;
   InformerStats stats() const;
 

@@ -244,6 +244,15 @@ std::string ServedInformer::Describe() const {
   return out;
 }
 
+std::string ServedInformer::LastResourceVersion() const {
+  std::shared_ptr<Informer> current;
+  {
+    std::lock_guard lock(impl_->mu);
+    current = impl_->current;
+  }
+  return current ? current->LastResourceVersion() : std::string();
+}
+
 ObjectPtr ServedInformer::Get(std::string_view ns, std::string_view name) const {
   std::shared_ptr<Informer> current;
   {

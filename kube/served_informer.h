@@ -76,6 +76,8 @@ class ServedInformer {
   std::optional<Error> last_error() const;
   // "policy/v1beta1 poddisruptionbudgets: not synced (last error: ...)".
   std::string Describe() const;
+  // The current informer's LastResourceVersion ("" before Start or when absent).
+  std::string LastResourceVersion() const;
 
   ObjectPtr Get(std::string_view ns, std::string_view name) const;
   std::vector<ObjectPtr> List() const;
@@ -118,6 +120,7 @@ class TypedServedInformer {
   std::optional<ResourceRef> resource() const { return informer_.resource(); }
   std::optional<Error> last_error() const { return informer_.last_error(); }
   std::string Describe() const { return informer_.Describe(); }
+  std::string LastResourceVersion() const { return informer_.LastResourceVersion(); }
 
   Ptr Get(std::string_view ns, std::string_view name) const {
     return Cast(informer_.Get(ns, name));

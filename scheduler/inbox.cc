@@ -30,15 +30,27 @@ bool Inbox::Drain(std::vector<LoopEvent>& batch) {
 void Inbox::WaitUntil(std::chrono::steady_clock::time_point deadline,
                       std::chrono::microseconds gather) {
   std::unique_lock lock(mu_);
-  if (!events_.empty() || closed_) return;
+  if (!events_.empty() || closed_ || woken_) {
+    woken_ = false;
+    return;
+  }
   waiting_ = true;
   notified_ = false;
-  cv_.wait_until(lock, deadline, [this] { return !events_.empty() || closed_; });
+  cv_.wait_until(lock, deadline, [this] { return !events_.empty() || closed_ || woken_; });
+  woken_ = false;
   if (!events_.empty() && !closed_ && gather > std::chrono::microseconds::zero()) {
     // Producers do not notify again meanwhile (notified_); Close does.
     cv_.wait_for(lock, gather, [this] { return closed_; });
   }
   waiting_ = false;
+}
+
+void Inbox::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
 }
 
 void Inbox::Close() {

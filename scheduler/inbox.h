@@ -29,13 +29,18 @@ class Inbox {
   // Moves every queued event, in push order, into `batch` (cleared first).
   // Returns false (leaving `batch` empty) when nothing was queued.
   bool Drain(std::vector<LoopEvent>& batch);
-  // Returns when an event is queued (at once if one already is), Close was
-  // called, or `deadline` passes. When it has slept and an event woke it,
+  // Returns when an event is queued (at once if one already is), Close or
+  // Wake was called, or `deadline` passes. When it has slept and an event woke it,
   // it goes on gathering for `gather` (unless closed meanwhile): events come
   // in bursts (a watch chunk, a wave of bind answers), and a batch costs
   // one wake-up of the loop instead of one per event.
   void WaitUntil(std::chrono::steady_clock::time_point deadline,
                  std::chrono::microseconds gather = std::chrono::microseconds::zero());
+  // Ends the current (or the next) WaitUntil without an event: the loop then
+  // reads its clock again (a driver moved an injected clock).
+  void Wake();
+  // Nothing pushed is waiting to be drained.
+  bool empty() const noexcept { return !queued_.load(std::memory_order_acquire); }
   // Wakes the loop for good: WaitUntil returns at once from now on and later
   // pushes are dropped.
   void Close();
@@ -49,6 +54,7 @@ class Inbox {
   std::vector<LoopEvent> events_;
   bool waiting_ = false;
   bool notified_ = false;  // the sleeping loop was woken already
+  bool woken_ = false;     // Wake() since the last WaitUntil
   bool closed_ = false;
   std::atomic<bool> queued_{false};
   std::atomic<uint64_t> pushed_{0};

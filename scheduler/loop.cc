@@ -53,9 +53,6 @@ constexpr std::chrono::milliseconds kMaxSleep{1000};
 constexpr std::chrono::milliseconds kMetricsInterval{500};
 // While the informers list the cluster: how often their sync is checked.
 constexpr std::chrono::milliseconds kSyncPoll{50};
-// An idle loop woken by an event gathers what follows for this long and
-// applies it as one batch (one wake-up per burst, not per event).
-constexpr std::chrono::microseconds kGather{1000};
 
 }  // namespace
 
@@ -102,24 +99,48 @@ void SchedulerLoop::Run(const std::function<bool()>& synced) {
   if (!stopping_.load()) reporter_.ReconcileAllProtection();
   // 2. Events, timers, one cycle at a time.
   while (!stopping_.load()) {
+    wake_requests_seen_.store(wake_requests_.load());
     ApplyInbox();
     RunTimers();
     Publish();
     hold_until_.reset();
-    if (const queue::QueuedUnit* head = queue_.PeekActive();
-        burst_.enabled() && head != nullptr && head->key.kind == queue::UnitKind::kPodGroup) {
+    // A driver may hold the cycles and grant them one at a time (copse replay
+    // lets every cycle's writes come back before the next one starts).
+    const bool paused = paused_.load();
+    runnable_.store(false);
+    if (paused && cycle_credits_.load() == 0) {
+      runnable_.store(queue_.PeekActive() != nullptr);
+    } else if (const queue::QueuedUnit* head = queue_.PeekActive();
+               burst_.enabled() && head != nullptr &&
+               head->key.kind == queue::UnitKind::kPodGroup) {
       // Choosing among queued gangs (scheduler/gang_burst.h): a fresh gang
       // waits out the window for the rest of its burst.
       hold_until_ = burst_.HoldUntil(*head, clock_.Now());
       if (!hold_until_.has_value()) {
+        if (paused) cycle_credits_.fetch_sub(1);
         RunGangBurst();
         continue;
       }
     } else if (std::optional<queue::PoppedUnit> unit = queue_.Pop()) {
+      if (paused) cycle_credits_.fetch_sub(1);
       RunCycle(*unit);
       continue;
+    } else if (paused) {
+      cycle_credits_.store(0);  // granted, but the unit it was for is gone
     }
-    inbox_.WaitUntil(NextWake(), kGather);
+    const Clock::TimePoint now = clock_.Now();
+    const Clock::TimePoint due = NextDue();
+    if (due > now) {
+      next_due_ns_.store(due.time_since_epoch().count());
+      asleep_.store(true);
+    }
+    // The injected clock may be a FakeClock that tests move without telling
+    // anyone: sleep at most kMaxSleep of real time.
+    const Clock::Duration wait =
+        std::clamp<Clock::Duration>(due - now, Clock::Duration::zero(), kMaxSleep);
+    inbox_.WaitUntil(std::chrono::steady_clock::now() + wait, options_.inbox_gather);
+    asleep_.store(false);
+    wakes_.fetch_add(1);
   }
   ApplyInbox();
   reporter_.Flush(/*final=*/true);
@@ -169,8 +190,35 @@ void SchedulerLoop::RecoverGang(const GangRecovery::Due& due) {
   }
 }
 
-std::chrono::steady_clock::time_point SchedulerLoop::NextWake() const {
-  const Clock::TimePoint now = clock_.Now();
+void SchedulerLoop::SetPaused(bool paused) {
+  paused_.store(paused);
+  Wake();
+}
+
+void SchedulerLoop::GrantCycle() {
+  cycle_credits_.fetch_add(1);
+  Wake();
+}
+
+void SchedulerLoop::Wake() {
+  wake_requests_.fetch_add(1);
+  inbox_.Wake();
+}
+
+SchedulerLoop::Sleep SchedulerLoop::sleep() const {
+  Sleep out;
+  out.wakes = wakes_.load();
+  // Requests first: a request after this read makes `wakes` move or the
+  // caller's next reading not current.
+  const uint64_t requests = wake_requests_.load();
+  out.asleep = asleep_.load();
+  out.current = wake_requests_seen_.load() == requests;
+  out.runnable = runnable_.load();
+  out.next_due = Clock::TimePoint(Clock::Duration(next_due_ns_.load()));
+  return out;
+}
+
+Clock::TimePoint SchedulerLoop::NextDue() const {
   Clock::TimePoint due = last_unschedulable_flush_ + options_.unschedulable_flush_interval;
   if (std::optional<Clock::TimePoint> backoff = queue_.NextBackoffExpiry()) {
     due = std::min(due, *backoff);
@@ -181,9 +229,7 @@ std::chrono::steady_clock::time_point SchedulerLoop::NextWake() const {
   }
   if (options_.metrics != nullptr) due = std::min(due, last_metrics_update_ + kMetricsInterval);
   if (hold_until_.has_value()) due = std::min(due, *hold_until_);
-  const Clock::Duration wait =
-      std::clamp<Clock::Duration>(due - now, Clock::Duration::zero(), kMaxSleep);
-  return std::chrono::steady_clock::now() + wait;
+  return due;
 }
 
 void SchedulerLoop::RunCycle(const queue::PoppedUnit& unit) {

@@ -78,6 +78,24 @@ class SchedulerLoop {
   void Stop();
   // The counters as of the loop's last iteration.
   SchedulerStats stats() const;
+  // While paused the loop applies events and runs timers but starts no cycle.
+  void SetPaused(bool paused);
+  // Makes a sleeping loop run an iteration (it reads the clock and the pause
+  // again); sleep().current is false until that iteration began.
+  void Wake();
+  // While paused: lets the loop start one more cycle (or gang burst).
+  void GrantCycle();
+  // The loop sleeps with nothing due at the clock's current time (`asleep`);
+  // `wakes` counts its wake-ups, so two equal readings around other checks
+  // mean it slept throughout; `next_due` is its next timer on the clock.
+  struct Sleep {
+    uint64_t wakes = 0;
+    bool asleep = false;
+    bool current = false;   // no Wake() since the loop's last iteration began
+    bool runnable = false;  // when it went to sleep, a unit was ready to run (paused)
+    Clock::TimePoint next_due{};
+  };
+  Sleep sleep() const;
 
  private:
   // An assumed pod whose binding cycle is under way (by uid).
@@ -99,7 +117,8 @@ class SchedulerLoop {
   // ---- loop.cc ----
   void ApplyInbox();
   void RunTimers();
-  std::chrono::steady_clock::time_point NextWake() const;
+  // The next timer on the injected clock.
+  Clock::TimePoint NextDue() const;
   void RunCycle(const queue::PoppedUnit& unit);
   // Pops the pod groups of the head's priority and runs them in burst_'s order.
   void RunGangBurst();
@@ -169,6 +188,14 @@ class SchedulerLoop {
 
   std::vector<LoopEvent> batch_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> paused_{false};
+  std::atomic<bool> asleep_{false};
+  std::atomic<uint64_t> wakes_{0};
+  std::atomic<uint64_t> wake_requests_{0};
+  std::atomic<uint64_t> wake_requests_seen_{0};
+  std::atomic<uint64_t> cycle_credits_{0};
+  std::atomic<bool> runnable_{false};
+  std::atomic<int64_t> next_due_ns_{0};
   SchedulerStats stats_;
   Clock::TimePoint last_unschedulable_flush_{};
   Clock::TimePoint last_metrics_update_{};

@@ -113,6 +113,32 @@ void Scheduler::Stop() {
 
 SchedulerStats Scheduler::stats() const { return impl_->loop->stats(); }
 
+SchedulerIdleState Scheduler::IdleState() const {
+  const Impl& impl = *impl_;
+  SchedulerIdleState out;
+  // Informers first: a version at or past a write means its events are in
+  // the inbox. Then the loop, the writer, the inbox, and the loop again: a
+  // bind's answer is pushed before the writer counts it done, and a drained
+  // inbox means the loop woke (its wake count moved).
+  out.pods_resource_version = impl.informers.pods->LastResourceVersion();
+  out.copse_pod_groups_resource_version = impl.informers.copse_pod_groups->LastResourceVersion();
+  const SchedulerLoop::Sleep before = impl.loop->sleep();
+  const ApiWriterStats writes = impl.writer->stats();
+  out.inbox_empty = impl.inbox.empty();
+  const SchedulerLoop::Sleep after = impl.loop->sleep();
+  out.idle = before.asleep && before.current && writes.in_flight == 0 && out.inbox_empty &&
+             before.wakes == after.wakes;
+  out.next_timer = before.next_due;
+  out.runnable = before.runnable;
+  return out;
+}
+
+void Scheduler::SetPaused(bool paused) { impl_->loop->SetPaused(paused); }
+
+void Scheduler::GrantCycle() { impl_->loop->GrantCycle(); }
+
+void Scheduler::Wake() { impl_->loop->Wake(); }
+
 std::vector<std::string> Scheduler::scheduler_names() const { return impl_->profiles.names(); }
 
 }  // namespace copse::scheduler

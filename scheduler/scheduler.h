@@ -95,6 +95,10 @@ struct SchedulerOptions {
   // Reuse a pod class's filter pass for consecutive pods (step 4).
   bool batch_pod_classes = true;
   bool record_events = true;
+  // An idle loop woken by an event gathers what follows for this long and
+  // applies it as one batch (one wake-up per burst, not per event). A driver
+  // that waits for the loop to go idle at every step (copse replay) sets 0.
+  std::chrono::microseconds inbox_gather{1000};
   // Binds, status patches, evictions and events go through a client of their
   // own (the same ClientConfig) on a dedicated I/O thread: binds then leave
   // while the informers' thread decodes the confirmations of earlier ones,
@@ -131,6 +135,24 @@ struct SchedulerStats {
   size_t gated_units = 0;
 };
 
+// Where the loop stands, for a driver that owns the injected clock (copse
+// replay moves a FakeClock only when the scheduler has nothing left to do).
+struct SchedulerIdleState {
+  // The loop sleeps with nothing due at the clock's current time, its inbox
+  // is empty and no API write is queued or in flight.
+  bool idle = false;
+  bool inbox_empty = false;
+  // Paused, it went to sleep with a unit ready to run (GrantCycle runs it).
+  bool runnable = false;
+  // The loop's next timer (backoff expiry, unschedulable flush, coalesced
+  // reports) on the injected clock, as of when it went to sleep.
+  Clock::TimePoint next_timer{};
+  // The last resourceVersion whose handlers the pod and copse PodGroup
+  // informers ran ("" before their first event).
+  std::string pods_resource_version;
+  std::string copse_pod_groups_resource_version;
+};
+
 class Scheduler {
  public:
   // Builds the frameworks (errors name the profile and plugin) and the
@@ -153,6 +175,15 @@ class Scheduler {
   void Stop();
 
   SchedulerStats stats() const;
+  // Driving the loop on an injected clock (any thread): IdleState reads the
+  // loop, inbox, writer and informers without stopping them; SetPaused(true)
+  // keeps the loop from starting cycles (it still applies events and runs
+  // timers) until SetPaused(false), except one per GrantCycle; Wake makes a
+  // sleeping loop read the clock again.
+  SchedulerIdleState IdleState() const;
+  void SetPaused(bool paused);
+  void GrantCycle();
+  void Wake();
   // Scheduler names this instance is responsible for.
   std::vector<std::string> scheduler_names() const;
 

@@ -23,5 +23,7 @@ int RunRun(int argc, char** argv);      // cmd/copse/run.cc
 int RunGrove(int argc, char** argv);    // cmd/copse/grove.cc
 int RunInitc(int argc, char** argv);    // cmd/copse/grove.cc
 int RunVersion(int argc, char** argv);  // cmd/copse/version.cc
+int RunReplay(int argc, char** argv);   // cmd/copse/replay.cc
+int RunTrace(int argc, char** argv);    // cmd/copse/trace.cc
 
 }  // namespace copse::cmd
