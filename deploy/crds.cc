@@ -9,6 +9,8 @@
 #include <set>
 #include <utility>
 
+#include "core/yaml_documents.h"
+
 namespace copse::deploy {
 
 namespace {
@@ -200,7 +202,7 @@ Error YamlError(const YAML::Exception& e) {
 Result<std::vector<std::string>> YamlDocumentsToJson(std::string_view yaml) {
   std::vector<YAML::Node> docs;
   try {
-    docs = YAML::LoadAll(std::string(yaml));
+    docs = LoadYamlDocuments(yaml);
   } catch (const YAML::Exception& e) {
     return YamlError(e);
   }

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "core/yaml_documents.h"
+
 namespace copse::grove::api {
 
 namespace {
@@ -69,7 +71,7 @@ Json ToJson(const YAML::Node& node) {
 Result<std::vector<std::string>> YamlToJsonDocuments(std::string_view yaml) {
   std::vector<std::string> out;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(yaml));
+    std::vector<YAML::Node> docs = LoadYamlDocuments(yaml);
     for (const auto& doc : docs) {
       if (!doc.IsDefined() || doc.IsNull()) continue;
       out.push_back(ToJson(doc).dump());

@@ -519,5 +519,15 @@ TEST(GroveYaml, TypesPlainScalarsAndKeepsQuotedStrings) {
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalid);
 }
 
+// yaml-cpp 0.7's LoadAll loops forever on a document that starts with a
+// stray ',' (found by tests/fuzz/config_fuzz.cc; core/yaml_documents.h).
+TEST(GroveYaml, AStrayCommaIsAnErrorNotAnEndlessLoop) {
+  auto docs = YamlToJsonDocuments(",");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.error().code, ErrorCode::kInvalid);
+  EXPECT_NE(docs.error().message.find("line 1, column 1"), std::string::npos)
+      << docs.error().message;
+}
+
 }  // namespace
 }  // namespace copse::grove::api
