@@ -22,8 +22,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::string_view kKubeVersion = "v1.32.0-copse";
-
 Error MakeHttpError(ErrorCode code, int status, std::string reason, std::string message) {
   Error error = MakeError(code, std::move(message));
   error.http_status = status;

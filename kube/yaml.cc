@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/json_text.h"
+#include "core/yaml_documents.h"
 
 namespace copse::kube {
 
@@ -435,7 +436,7 @@ Error YamlError(const YAML::Exception& e) {
 Result<std::vector<std::string>> YamlDocumentsToJson(std::string_view yaml) {
   std::vector<YAML::Node> docs;
   try {
-    docs = YAML::LoadAll(std::string(yaml));
+    docs = LoadYamlDocuments(yaml);  // not YAML::LoadAll: it loops forever on ","
   } catch (const YAML::Exception& e) {
     return YamlError(e);
   }

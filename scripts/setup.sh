@@ -8,6 +8,10 @@ pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev
   libprotobuf-dev
   curl clang-format
+  # The sanitizer and fuzz builds (scripts/fuzz.sh, scripts/test.sh): clang
+  # and its runtimes (ASan, UBSan, TSan, libFuzzer), which clang does not
+  # pull in by itself.
+  clang libclang-rt-14-dev
 )
 missing=()
 # The e2e tests drive kubectl. Any kubectl on PATH will do (this machine's is

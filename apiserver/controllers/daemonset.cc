@@ -270,10 +270,13 @@ ReconcileResult DaemonSetReconciler::Reconcile(const std::string& key) {
     status.updated_number_scheduled += updated;
   }
   status.number_misscheduled = 0;
-  for (const auto& [node, pods] : by_node) {
+  for (const auto& entry : by_node) {
+    // Not a structured binding: clang 14 (the sanitizer builds) cannot
+    // capture one in a lambda.
+    const auto& node = entry.first;
     const bool wanted = std::any_of(should_run.begin(), should_run.end(),
                                     [&](const NodeState& n) { return n.name == node; });
-    if (!wanted && !pods.empty()) ++status.number_misscheduled;
+    if (!wanted && !entry.second.empty()) ++status.number_misscheduled;
   }
   status.number_unavailable = desired - status.number_available;
   status.observed_generation = ds->meta.generation;

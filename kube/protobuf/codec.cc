@@ -392,12 +392,25 @@ class ToJson {
       return Members(*f.message, merged, out, first);
     }
     if (f.map) {
+      // As Go: entries land in a map (a repeated key keeps its last value)
+      // and encoding/json writes the keys sorted, whatever the wire order.
+      std::vector<std::pair<std::string_view, std::string>> members;
+      members.reserve(entries.size());
+      for (const Entry& e : entries) {
+        if (!WantWire(e, kLengthDelimited, "a map entry")) return false;
+        auto& [key, member] = members.emplace_back();
+        if (!MapEntry(f, e.bytes, &key, member)) return false;
+      }
+      std::stable_sort(members.begin(), members.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
       Key(out, first, f.json_name);
       out += '{';
       bool first_entry = true;
-      for (const Entry& e : entries) {
-        if (!WantWire(e, kLengthDelimited, "a map entry")) return false;
-        if (!MapEntry(f, e.bytes, out, first_entry)) return false;
+      for (size_t i = 0; i < members.size(); ++i) {
+        if (i + 1 < members.size() && members[i + 1].first == members[i].first) continue;
+        if (!first_entry) out += ',';
+        first_entry = false;
+        out += members[i].second;
       }
       out += '}';
       return true;
@@ -454,7 +467,9 @@ class ToJson {
     return Value(f.type, f.message, last, out);
   }
 
-  bool MapEntry(const Field& f, std::string_view data, std::string& out, bool& first) {
+  // Writes one map entry as `"key":value` to `out` and its key to `*key_out`.
+  bool MapEntry(const Field& f, std::string_view data, std::string_view* key_out,
+                std::string& out) {
     CodedInputStream in(Bytes(data), static_cast<int>(data.size()));
     uint32_t number, wire;
     uint64_t varint = 0;
@@ -476,8 +491,7 @@ class ToJson {
     if (!ValidUtf8(key)) return Fail("map key is not UTF-8");
     const size_t path_size = path_.size();
     path_.Key(key);
-    if (!first) out += ',';
-    first = false;
+    *key_out = key;
     AppendJsonString(out, key);
     out += ':';
     if (!has_value) {  // an absent value is the zero value

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/duration.h"
+#include "core/yaml_documents.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/framework.h"
 #include "scheduler/config/plugin_args.h"
@@ -140,7 +141,7 @@ bool ValidIp(const std::string& address) {
 Result<SchedulerConfig> Parser::Parse(std::string_view yaml) {
   std::vector<YAML::Node> docs;
   try {
-    docs = YAML::LoadAll(std::string(yaml));
+    docs = LoadYamlDocuments(yaml);
   } catch (const YAML::Exception& e) {
     std::string m = "yaml: ";
     if (!e.mark.is_null()) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -586,6 +588,49 @@ TEST(ProtobufWatch, FramesRoundTrip) {
   EXPECT_EQ(second->type, "ERROR");
   EXPECT_EQ(Parse(second->object_json)["code"], 410);
   EXPECT_EQ(first->consumed + second->consumed, stream.size());
+}
+
+// ------------------------------------------------ found by tests/fuzz/protobuf_fuzz.cc
+
+std::string ReadFuzzInput(const std::string& name) {
+  std::ifstream in(std::string(COPSE_SOURCE_DIR) + "/tests/unit/kube_codec/fuzz/" + name,
+                   std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(ProtobufFuzzRegression, MapEntriesComeOutSortedWhateverTheWireOrder) {
+  // Go unmarshals a map field into a map and encoding/json writes its keys
+  // sorted; the decoder wrote them in wire order, so JSON -> protobuf (sorted)
+  // -> JSON changed the text.
+  const std::string requests =
+      Len(2, Len(1, "cpu") + Len(2, Len(1, "1"))) + Len(2, Len(1, "500m") + Len(2, Len(1, "0")));
+  const std::string container = Len(1, "c") + Len(2, "img") + Len(8, requests);
+  const std::string pod = Len(1, Len(1, "p")) + Len(2, Len(2, container));
+  auto decoded = DecodeMessage("v1", "Pod", pod);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
+  EXPECT_NE(decoded->find(R"("requests":{"500m":"0","cpu":"1"})"), std::string::npos) << *decoded;
+
+  // The fuzzer's input: the first byte picked DecodeMessage of a v1 Pod.
+  const std::string input = ReadFuzzInput("protobuf-map-entry-order");
+  ASSERT_FALSE(input.empty());
+  auto json1 = DecodeMessage("v1", "Pod", std::string_view(input).substr(1));
+  ASSERT_TRUE(json1.ok()) << json1.error().ToString();
+  auto message = EncodeMessage("v1", "Pod", *json1);
+  ASSERT_TRUE(message.ok()) << message.error().ToString();
+  auto json2 = DecodeMessage("v1", "Pod", *message);
+  ASSERT_TRUE(json2.ok()) << json2.error().ToString();
+  EXPECT_EQ(*json2, *json1);
+}
+
+TEST(ProtobufFuzzRegression, ARepeatedMapKeyKeepsItsLastValue) {
+  // As Go's unmarshal into a map; the decoder wrote the key twice.
+  const std::string data = Len(2, Len(1, "k") + Len(2, "first")) +
+                           Len(2, Len(1, "a") + Len(2, "x")) + Len(2, Len(1, "k") + Len(2, "last"));
+  auto decoded = DecodeMessage("v1", "ConfigMap", Len(1, Len(1, "cm")) + data);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().ToString();
+  EXPECT_EQ(Parse(*decoded)["data"], json::parse(R"({"a":"x","k":"last"})"));
+  EXPECT_EQ(decoded->find("first"), std::string::npos) << *decoded;
 }
 
 }  // namespace

@@ -158,5 +158,15 @@ TEST(KubeYaml, AliasesExpandWithinABudget) {
   EXPECT_NE(Error(laughs).find("expands to more than"), std::string::npos);
 }
 
+// yaml-cpp 0.7's LoadAll loops forever, allocating, on a document that
+// starts with a stray ',' (found by tests/fuzz/config_fuzz.cc).
+TEST(KubeYaml, AStrayCommaIsAnErrorNotAnEndlessLoop) {
+  for (const char* text : {",", "a: 1\n---\n,\n"}) {
+    Result<std::vector<std::string>> docs = YamlDocumentsToJson(text);
+    ASSERT_FALSE(docs.ok()) << text;
+    EXPECT_EQ(docs.error().code, ErrorCode::kInvalid);
+  }
+}
+
 }  // namespace
 }  // namespace copse::kube

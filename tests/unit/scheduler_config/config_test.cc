@@ -10,6 +10,7 @@
 #include <any>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -1171,6 +1172,20 @@ TEST_F(ConfigTest, FileParseErrorsArePrefixedWithThePath) {
   EXPECT_EQ(r.error().code, ErrorCode::kInvalid);
   EXPECT_EQ(r.error().message,
             path + ": parallelism: Invalid value: 0: should be an integer value greater than zero");
+}
+
+// Found by tests/fuzz/config_fuzz.cc: yaml-cpp 0.7's LoadAll loops forever,
+// allocating, on a document that starts with a stray ','
+// (core/yaml_documents.h).
+TEST_F(ConfigTest, FuzzRegressionAStrayCommaIsAnErrorNotAnEndlessLoop) {
+  std::ifstream in(std::string(COPSE_SOURCE_DIR) +
+                   "/tests/unit/scheduler_config/fuzz/yaml-stray-comma.yaml");
+  ASSERT_TRUE(in);
+  const std::string fuzzed((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_THAT(ErrorOf(fuzzed), ::testing::HasSubstr("yaml: line 1, column 1: "));
+  EXPECT_THAT(ErrorOf(","), ::testing::HasSubstr("yaml: line 1, column 1: "));
+  EXPECT_THAT(ErrorOf("parallelism: 4\n---\n,\n"),
+              ::testing::HasSubstr("yaml: line 3, column 1: "));
 }
 
 }  // namespace
