@@ -8,7 +8,7 @@ pkgs=(
   libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev
   libprotobuf-dev
   curl clang-format
-  # The sanitizer and fuzz builds (scripts/fuzz.sh, scripts/test.sh): clang
+  # The sanitizer and fuzz builds (scripts/fuzz.sh, scripts/configure-sanitizer.sh): clang
   # and its runtimes (ASan, UBSan, TSan, libFuzzer), which clang does not
   # pull in by itself.
   clang libclang-rt-14-dev
