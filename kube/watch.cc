@@ -201,6 +201,11 @@ struct WatchEventDecoder::Impl {
   }
 
   Result<bool> ParseLine(const char* line, size_t len, WatchEvent& event) {
+    // On demand, simdjson checks depth only where it descends; the object
+    // is taken as raw text, so its depth is checked here.
+    if (JsonDepthExceeds(std::string_view(line, len))) {
+      return Malformed(simdjson::DEPTH_ERROR, line, len);
+    }
     const size_t available = capacity - static_cast<size_t>(line - data.get());
     od::document doc;
     auto err = parser.iterate(line, len, available).get(doc);
@@ -368,7 +373,10 @@ Result<ListResult> DecodeList(std::string body) {
   od::parser parser;
   AllowKubeDepth(parser);
   od::document doc;
-  auto err = parser.iterate(body.data(), size, body.capacity()).get(doc);
+  // Items are taken as raw text, which simdjson does not descend into.
+  auto err = JsonDepthExceeds(std::string_view(body.data(), size))
+                 ? simdjson::DEPTH_ERROR
+                 : parser.iterate(body.data(), size, body.capacity()).get(doc);
   od::object obj;
   if (!err) err = doc.get_object().get(obj);
   const auto malformed = [&](simdjson::error_code e) {
