@@ -19,14 +19,20 @@ json SimpleWith(const std::string& strategy) {
   return pcs;
 }
 
+// Read, modify, write, as kubectl edit does: the operator writes the
+// PodCliqueSet's status meanwhile, so a Conflict means read again and retry.
 void SetPcdImage(GroveEnv& env, const std::string& image) {
-  auto pcs = env.Get(api::resources::kPodCliqueSets, "default", "simple1");
-  ASSERT_TRUE(pcs.has_value());
-  for (auto& clique : (*pcs)["spec"]["template"]["cliques"]) {
-    if (clique["name"] == "pcd") clique["spec"]["podSpec"]["containers"][0]["image"] = image;
+  Result<std::string> updated = MakeError(ErrorCode::kConflict, "not tried");
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    auto pcs = env.Get(api::resources::kPodCliqueSets, "default", "simple1");
+    ASSERT_TRUE(pcs.has_value());
+    for (auto& clique : (*pcs)["spec"]["template"]["cliques"]) {
+      if (clique["name"] == "pcd") clique["spec"]["podSpec"]["containers"][0]["image"] = image;
+    }
+    updated = env.io().Run(
+        env.client().Update(api::resources::kPodCliqueSets, "default", "simple1", pcs->dump()));
+    if (updated.ok() || updated.error().code != ErrorCode::kConflict) break;
   }
-  auto updated = env.io().Run(
-      env.client().Update(api::resources::kPodCliqueSets, "default", "simple1", pcs->dump()));
   ASSERT_TRUE(updated.ok()) << updated.error().ToString();
 }
 
