@@ -152,6 +152,8 @@ class Run {
   Status ApplyInit(const TraceEvent& e);
   Status ApplyTraceEvent(const TraceEvent& e);
   Status EndPod(const std::string& key);
+  // Deletes a terminating (evicted) pod for good, as its kubelet would.
+  Status FinishDeletion(const std::string& key);
   // Drains the pod and PodGroup watches: records binds, evictions and deletions.
   Status Observe();
   // Waits until the informers have seen every pod and PodGroup write and the
@@ -341,6 +343,19 @@ Status Run::EndPod(const std::string& key) {
   PodState& p = pods_[key];
   if (p.gone) return Status::Ok();
   ending_.insert(key);
+  // As its kubelet would: the pod's containers exit and it is Succeeded. A
+  // finished pod still counts for its gang (gang recovery would evict the
+  // rest of a gang whose finished members were deleted instead).
+  const size_t slash = key.find('/');
+  auto finished =
+      store_->Patch(kube::resources::kPods, key.substr(0, slash), key.substr(slash + 1),
+                    api::PatchType::kMerge, R"({"status":{"phase":"Succeeded"}})", "status");
+  if (!finished.ok() && finished.error().code != ErrorCode::kNotFound) return finished.error();
+  return Status::Ok();
+}
+
+Status Run::FinishDeletion(const std::string& key) {
+  ending_.insert(key);
   api::DeleteOptions del;
   del.grace_period_seconds = 0;
   const size_t slash = key.find('/');
@@ -376,7 +391,7 @@ Status Run::Observe() {
       used_gpus_ += p.requests.gpus;
       if (p.runtime_ms >= 0) ends_.push(End{p.bound_ms + p.runtime_ms, end_seq_++, key});
     }
-    if (deleted || ev.object->deleting) {
+    if (deleted || ev.object->deleting || ev.object->pod_terminal) {
       const bool ours = ending_.contains(key);
       if (!ours && p.bound_ms >= 0) ++victims_;
       p.gone = true;
@@ -389,9 +404,8 @@ Status Run::Observe() {
         used_gpus_ -= p.requests.gpus;
       }
       // An evicted pod is terminating: the replay plays its kubelet.
-      if (!deleted) {
-        ending_.insert(key);
-        if (Status s = EndPod(key); !s.ok()) return s;
+      if (!deleted && ev.object->deleting) {
+        if (Status s = FinishDeletion(key); !s.ok()) return s;
         p.gone = true;
       }
     }
