@@ -573,6 +573,60 @@ struct RowContext {
   }
 };
 
+// The cells of kubectl's apps and batch printers (printDeployment,
+// printReplicaSet, printStatefulSet, printDaemonSet, printJob).
+json WorkloadCell(const std::string& id, RowContext& row) {
+  const json& obj = row.obj;
+  auto status = [&obj](const char* field) { return Int(Get(obj, {"status", field})); };
+  auto spec = [&obj](const char* field) { return Int(Get(obj, {"spec", field})); };
+  auto ratio = [](int64_t have, int64_t want) {
+    return std::to_string(have) + "/" + std::to_string(want);
+  };
+  if (id == "apps.ready_of_replicas") return ratio(status("readyReplicas"), spec("replicas"));
+  if (id == "apps.updated") return status("updatedReplicas");
+  if (id == "apps.available") return status("availableReplicas");
+  if (id == "apps.desired") return spec("replicas");
+  if (id == "apps.current") return status("replicas");
+  if (id == "apps.ready") return status("readyReplicas");
+  if (id == "apps.ds_desired") return status("desiredNumberScheduled");
+  if (id == "apps.ds_current") return status("currentNumberScheduled");
+  if (id == "apps.ds_ready") return status("numberReady");
+  if (id == "apps.ds_updated") return status("updatedNumberScheduled");
+  if (id == "apps.ds_available") return status("numberAvailable");
+  if (id == "apps.ds_node_selector") {
+    const std::string selector =
+        FormatLabels(Get(obj, {"spec", "template", "spec", "nodeSelector"}));
+    return selector == "<none>" ? std::string("<none>") : selector;
+  }
+  if (id == "apps.containers" || id == "apps.images") {
+    std::string out;
+    const json& containers = Get(obj, {"spec", "template", "spec", "containers"});
+    if (containers.is_array()) {
+      for (const json& c : containers) {
+        if (!out.empty()) out += ',';
+        out += Str(Get(c, {id == "apps.containers" ? "name" : "image"}));
+      }
+    }
+    return out;
+  }
+  if (id == "apps.selector") return FormatLabels(Get(obj, {"spec", "selector", "matchLabels"}));
+  if (id == "job.completions") {
+    const json& completions = Get(obj, {"spec", "completions"});
+    const int64_t succeeded = status("succeeded");
+    if (!completions.is_null()) return ratio(succeeded, Int(completions));
+    // A Job without completions is done when one pod succeeds.
+    const int64_t parallelism = spec("parallelism");
+    return ratio(succeeded, 1) + (parallelism > 1 ? " of " + std::to_string(parallelism) : "");
+  }
+  if (id == "job.duration") {
+    const std::optional<TimePoint> start = TimeOf(Get(obj, {"status", "startTime"}));
+    if (!start) return std::string();
+    const std::optional<TimePoint> done = TimeOf(Get(obj, {"status", "completionTime"}));
+    return Since(start, done ? *done : row.now);
+  }
+  return nullptr;
+}
+
 json BuiltinCell(const std::string& id, RowContext& row) {
   const json& obj = row.obj;
   if (id == "name") return Str(Get(obj, {"metadata", "name"}));
@@ -637,6 +691,7 @@ json BuiltinCell(const std::string& id, RowContext& row) {
     return static_cast<int64_t>((data.is_object() ? data.size() : 0) +
                                 (binary.is_object() ? binary.size() : 0));
   }
+  if (id.rfind("apps.", 0) == 0 || id.rfind("job.", 0) == 0) return WorkloadCell(id, row);
   if (id == "secret.type") return Str(Get(obj, {"type"}));
   if (id == "secret.data") {
     const json& data = Get(obj, {"data"});
@@ -898,6 +953,92 @@ std::vector<PrinterColumn> BuiltinColumns(std::string_view group, std::string_vi
   if (group == "apiextensions.k8s.io" && resource == "customresourcedefinitions") {
     return {NameColumn(),
             Column("Created At", "date", "created_at", std::string(kCreationTimestampDescription))};
+  }
+  if (group == "apps" && resource == "deployments") {
+    return {
+        NameColumn(),
+        Column("Ready", "string", "apps.ready_of_replicas", "Number of the pod with ready state"),
+        Column("Up-to-date", "string", "apps.updated",
+               "Total number of non-terminated pods targeted by this deployment that have the "
+               "desired template spec."),
+        Column("Available", "string", "apps.available",
+               "Total number of available pods (ready for at least minReadySeconds) targeted "
+               "by this deployment."),
+        AgeColumn(),
+        Column("Containers", "string", "apps.containers",
+               "Names of each container in the template.", 1),
+        Column("Images", "string", "apps.images",
+               "Images referenced by each container in "
+               "the template.",
+               1),
+        Column("Selector", "string", "apps.selector",
+               "Label selector for pods. Existing ReplicaSets whose pods are selected by this "
+               "will be the ones affected by this deployment.",
+               1)};
+  }
+  if (group == "apps" && resource == "replicasets") {
+    return {NameColumn(),
+            Column("Desired", "integer", "apps.desired", "Number of desired pods."),
+            Column("Current", "integer", "apps.current",
+                   "Replicas is the most recently observed number of replicas."),
+            Column("Ready", "integer", "apps.ready",
+                   "The number of ready replicas for this replica set."),
+            AgeColumn(),
+            Column("Containers", "string", "apps.containers",
+                   "Names of each container in the template.", 1),
+            Column("Images", "string", "apps.images",
+                   "Images referenced by each container in the template.", 1),
+            Column("Selector", "string", "apps.selector",
+                   "Selector is a label query over pods that should match the replica count.", 1)};
+  }
+  if (group == "apps" && resource == "statefulsets") {
+    return {
+        NameColumn(),
+        Column("Ready", "string", "apps.ready_of_replicas", "Number of the pod with ready state"),
+        AgeColumn(),
+        Column("Containers", "string", "apps.containers",
+               "Names of each container in the template.", 1),
+        Column("Images", "string", "apps.images",
+               "Images referenced by each container in the template.", 1)};
+  }
+  if (group == "apps" && resource == "daemonsets") {
+    return {NameColumn(),
+            Column("Desired", "integer", "apps.ds_desired",
+                   "The total number of nodes that should be running the daemon pod."),
+            Column("Current", "integer", "apps.ds_current",
+                   "The number of nodes that are running at least 1 daemon pod and are supposed "
+                   "to run the daemon pod."),
+            Column("Ready", "integer", "apps.ds_ready",
+                   "The number of nodes that should be running the daemon pod and have one or "
+                   "more of the daemon pod running and ready."),
+            Column("Up-to-date", "integer", "apps.ds_updated",
+                   "The total number of nodes that are running updated daemon pod"),
+            Column("Available", "integer", "apps.ds_available",
+                   "The number of nodes that should be running the daemon pod and have one or "
+                   "more of the daemon pod running and available (ready for at least "
+                   "spec.minReadySeconds)"),
+            Column("Node Selector", "string", "apps.ds_node_selector",
+                   "NodeSelector is a selector which must be true for the pod to fit on a node."),
+            AgeColumn(),
+            Column("Containers", "string", "apps.containers",
+                   "Names of each container in the template.", 1),
+            Column("Images", "string", "apps.images",
+                   "Images referenced by each container in the template.", 1),
+            Column("Selector", "string", "apps.selector",
+                   "A label query over pods that are managed by the daemon set.", 1)};
+  }
+  if (group == "batch" && resource == "jobs") {
+    return {NameColumn(),
+            Column("Completions", "string", "job.completions",
+                   "The desired number of successfully finished pods the job should be run with."),
+            Column("Duration", "string", "job.duration", "Time required to complete the job."),
+            AgeColumn(),
+            Column("Containers", "string", "apps.containers",
+                   "Names of each container in the template.", 1),
+            Column("Images", "string", "apps.images",
+                   "Images referenced by each container in the template.", 1),
+            Column("Selector", "string", "apps.selector",
+                   "A label query over pods that should match the pod count.", 1)};
   }
   if (group.empty() && resource == "configmaps") {
     return {NameColumn(),

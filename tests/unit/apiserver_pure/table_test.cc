@@ -342,5 +342,53 @@ TEST(JsonPathTest, FieldsIndexesWildcardsFilters) {
   EXPECT_FALSE(JsonPath::Parse("spec").ok());
 }
 
+// kubectl's apps and batch printers: what `kubectl get deploy,rs,sts,ds,jobs`
+// shows against kube-apiserver.
+TEST(WorkloadCells, DeploymentReplicaSetStatefulSetDaemonSetAndJob) {
+  const json deployment =
+      J(R"({"metadata":{"name":"web","creationTimestamp":"2024-05-01T11:00:00Z"},
+    "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},
+      "template":{"spec":{"containers":[{"name":"a","image":"nginx"},{"name":"b","image":"envoy"}]}}},
+    "status":{"replicas":3,"readyReplicas":2,"updatedReplicas":3,"availableReplicas":2}})");
+  json cells = Cells("apps", "deployments", deployment);
+  EXPECT_EQ(cells["Ready"], "2/3");
+  EXPECT_EQ(cells["Up-to-date"], 3);
+  EXPECT_EQ(cells["Available"], 2);
+  EXPECT_EQ(cells["Age"], "60m");
+  EXPECT_EQ(cells["Containers"], "a,b");
+  EXPECT_EQ(cells["Images"], "nginx,envoy");
+  EXPECT_EQ(cells["Selector"], "app=web");
+
+  cells = Cells("apps", "replicasets", deployment);
+  EXPECT_EQ(cells["Desired"], 3);
+  EXPECT_EQ(cells["Current"], 3);
+  EXPECT_EQ(cells["Ready"], 2);
+  EXPECT_EQ(Cells("apps", "statefulsets", deployment)["Ready"], "2/3");
+
+  const json daemonset = J(R"({"metadata":{"name":"agent"},
+    "spec":{"template":{"spec":{"nodeSelector":{"gpu":"yes"},"containers":[{"name":"a"}]}}},
+    "status":{"desiredNumberScheduled":4,"currentNumberScheduled":3,"numberReady":2,
+              "updatedNumberScheduled":3,"numberAvailable":1}})");
+  cells = Cells("apps", "daemonsets", daemonset);
+  EXPECT_EQ(cells["Desired"], 4);
+  EXPECT_EQ(cells["Current"], 3);
+  EXPECT_EQ(cells["Ready"], 2);
+  EXPECT_EQ(cells["Up-to-date"], 3);
+  EXPECT_EQ(cells["Available"], 1);
+  EXPECT_EQ(cells["Node Selector"], "gpu=yes");
+
+  const json done = J(R"({"metadata":{"name":"j"},"spec":{"completions":4},
+    "status":{"succeeded":4,"startTime":"2024-05-01T11:50:00Z",
+              "completionTime":"2024-05-01T11:52:30Z"}})");
+  cells = Cells("batch", "jobs", done);
+  EXPECT_EQ(cells["Completions"], "4/4");
+  EXPECT_EQ(cells["Duration"], "2m30s");
+  const json running = J(R"({"metadata":{"name":"r"},"spec":{"parallelism":3},
+    "status":{"succeeded":0,"startTime":"2024-05-01T11:59:50Z"}})");
+  cells = Cells("batch", "jobs", running);
+  EXPECT_EQ(cells["Completions"], "0/1 of 3");
+  EXPECT_EQ(cells["Duration"], "10s");
+}
+
 }  // namespace
 }  // namespace copse::apiserver
