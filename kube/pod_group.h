@@ -133,6 +133,9 @@ inline constexpr std::string_view kPodGroupPhasePending = "Pending";  // waiting
 inline constexpr std::string_view kPodGroupPhaseUnschedulable = "Unschedulable";
 inline constexpr std::string_view kPodGroupPhaseScheduled = "Scheduled";  // >= minimum bound
 inline constexpr std::string_view kPodGroupPhaseRunning = "Running";      // >= minimum ready
+inline constexpr std::string_view kPodGroupPhaseSucceeded = "Succeeded";  // minimum ended Succeeded
+inline constexpr std::string_view kPodGroupPhaseFailed =
+    "Failed";  // a member failed, below minimum
 
 struct CopseTopologyConstraint {
   std::string topology;                  // a copse Topology name

@@ -55,6 +55,7 @@ void GangTracker::Forget(Group& group, const std::string& uid) {
     if (count != group.schedulers.end() && --count->second == 0) group.schedulers.erase(count);
     members->erase(it);
   }
+  group.ready.erase(uid);
 }
 
 void GangTracker::Insert(Group& group, std::map<std::string, PodPtr>& into, PodPtr pod) {
@@ -65,10 +66,17 @@ void GangTracker::Insert(Group& group, std::map<std::string, PodPtr>& into, PodP
 }
 
 GangTracker::Ownership GangTracker::OwnershipOf(const Group& group) const {
+  // Members that ran and ended still say whose the group is (its status
+  // is copse's to finish: Succeeded, Failed).
   bool any_ours = false;
+  size_t others = 0;
   for (const auto& [name, count] : group.schedulers) any_ours = any_ours || ours_.contains(name);
+  for (const auto& [name, count] : group.finished_schedulers) {
+    any_ours = any_ours || ours_.contains(name);
+    if (!group.schedulers.contains(name)) ++others;
+  }
   if (!any_ours) return Ownership::kNone;
-  return group.schedulers.size() > 1 ? Ownership::kMixed : Ownership::kOurs;
+  return group.schedulers.size() + others > 1 ? Ownership::kMixed : Ownership::kOurs;
 }
 
 GangTracker::Decision GangTracker::Evaluate(const queue::UnitKey& key, const Group& group) const {
@@ -189,18 +197,31 @@ GangTracker::Decision GangTracker::UpsertGated(PodPtr pod) {
   return Evaluate(key, group);
 }
 
-GangTracker::Decision GangTracker::MarkBound(PodPtr pod) {
+GangTracker::Decision GangTracker::MarkBound(PodPtr pod, bool ready) {
   const queue::UnitKey key = GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
   Group& group = GroupFor(pod->group_kind, pod->namespace_name, pod->pod_group);
-  Insert(group, group.bound, std::move(pod));
+  const std::string uid = pod->uid;
+  Insert(group, group.bound, std::move(pod));  // forgets the uid's old readiness
+  if (ready) group.ready.insert(uid);
   group.pending_victims.clear();  // the delayed preemption has landed
   return Evaluate(key, group);
 }
 
-GangTracker::Decision GangTracker::Remove(const PodInfo& pod, bool finished) {
+bool GangTracker::SetReady(const PodInfo& pod, bool ready) {
+  Group* group = Find(GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group));
+  if (group == nullptr || !group->bound.contains(pod.uid)) return false;
+  return ready ? group->ready.insert(pod.uid).second : group->ready.erase(pod.uid) > 0;
+}
+
+GangTracker::Decision GangTracker::Remove(const PodInfo& pod, bool finished, bool succeeded) {
   const queue::UnitKey key = GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group);
   Group& group = GroupFor(pod.group_kind, pod.namespace_name, pod.pod_group);
-  if (finished && group.bound.contains(pod.uid)) group.finished[pod.uid] = pod.sub_group;
+  if (auto it = group.bound.find(pod.uid); finished && it != group.bound.end()) {
+    if (group.finished.emplace(pod.uid, pod.sub_group).second) {
+      ++group.finished_schedulers[it->second->scheduler_name];
+    }
+    if (!succeeded) group.failed.insert(pod.uid);
+  }
   Forget(group, pod.uid);
   Decision d = Evaluate(key, group);
   EraseIfUnused(key);
@@ -234,6 +255,7 @@ GangTracker::GroupInfo GangTracker::Info(const queue::UnitKey& key) const {
   info.kind = group->kind;
   info.pending = group->pending.size();
   info.bound = group->bound.size();
+  info.ready = group->ready.size();
   info.scheduled_reported = group->scheduled_reported;
   info.ownership = OwnershipOf(*group);
   return info;
@@ -280,6 +302,20 @@ std::map<std::string, int32_t> GangTracker::BoundPerSubGroup(const queue::UnitKe
   std::map<std::string, int32_t> out;
   if (const Group* group = Find(key)) {
     for (const auto& [uid, pod] : group->bound) ++out[pod->sub_group];
+  }
+  return out;
+}
+
+GangTracker::MemberCounts GangTracker::CountMembers(const queue::UnitKey& key) const {
+  MemberCounts out;
+  const Group* group = Find(key);
+  if (group == nullptr) return out;
+  for (const auto& [uid, pod] : group->bound) {
+    ++out.bound[pod->sub_group];
+    if (group->ready.contains(uid)) ++out.ready[pod->sub_group];
+  }
+  for (const auto& [uid, sub_group] : group->finished) {
+    ++(group->failed.contains(uid) ? out.failed : out.succeeded)[sub_group];
   }
   return out;
 }

@@ -86,6 +86,7 @@ class GangTracker {
     PodInfo::GroupKind kind = PodInfo::GroupKind::kNone;
     size_t pending = 0;
     size_t bound = 0;
+    size_t ready = 0;  // bound members whose condition Ready is True
     bool scheduled_reported = false;
     Ownership ownership = Ownership::kNone;
   };
@@ -115,12 +116,16 @@ class GangTracker {
   Decision UpsertPending(PodPtr pod);
   // A pending member a PreEnqueue plugin keeps out: it counts for ownership only.
   Decision UpsertGated(PodPtr pod);
-  // The member was bound (assigned).
-  Decision MarkBound(PodPtr pod);
+  // The member was bound (assigned); `ready`: its condition Ready is True.
+  Decision MarkBound(PodPtr pod, bool ready = false);
+  // A bound member's readiness as last seen; returns whether it changed
+  // (false for pods that are not bound members).
+  bool SetReady(const PodInfo& pod, bool ready);
   // The member was deleted or became terminal (`finished`: it ran and
   // ended, Succeeded or Failed; it keeps counting for the group's minimum
-  // when broken gangs are looked for, since it did its part).
-  Decision Remove(const PodInfo& pod, bool finished = false);
+  // when broken gangs are looked for, since it did its part). `succeeded`
+  // (with `finished`): it ended Succeeded rather than Failed.
+  Decision Remove(const PodInfo& pod, bool finished = false, bool succeeded = false);
   // Re-evaluates (e.g. after a failed bind of a member).
   Decision Evaluate(const queue::UnitKey& key);
 
@@ -136,6 +141,15 @@ class GangTracker {
   std::vector<PodPtr> BoundMembers(const queue::UnitKey& key) const;
   // Bound members per subgroup label value ("" for none).
   std::map<std::string, int32_t> BoundPerSubGroup(const queue::UnitKey& key) const;
+  // Members per subgroup label value ("" for none), by state: what a
+  // group's status reports (GangSpec::IsSatisfied takes these maps).
+  struct MemberCounts {
+    std::map<std::string, int32_t, std::less<>> bound;      // bound, not ended
+    std::map<std::string, int32_t, std::less<>> ready;      // ... and Ready
+    std::map<std::string, int32_t, std::less<>> succeeded;  // bound once, ended Succeeded
+    std::map<std::string, int32_t, std::less<>> failed;     // bound once, ended Failed
+  };
+  MemberCounts CountMembers(const queue::UnitKey& key) const;
   // Sticky PodGroupScheduled=True: returns true only the first time.
   bool MarkScheduledReported(const queue::UnitKey& key);
   // Delayed preemption in progress for the group: the victims' uids.
@@ -167,11 +181,14 @@ class GangTracker {
     std::map<std::string, PodPtr> pending;  // uid -> pod
     std::map<std::string, PodPtr> gated;    // uid -> pod
     std::map<std::string, PodPtr> bound;    // uid -> pod
+    std::set<std::string> ready;            // uids of bound members that are Ready
     std::map<std::string, size_t> schedulers;  // spec.schedulerName -> members
     bool scheduled_reported = false;
     std::set<std::string> pending_victims;
     std::vector<SpecEvent> spec_events;
-    std::map<std::string, std::string> finished;  // uid -> subgroup label value
+    std::map<std::string, std::string> finished;        // uid -> subgroup label value
+    std::set<std::string> failed;                       // uids of finished members that Failed
+    std::map<std::string, size_t> finished_schedulers;  // their spec.schedulerName -> members
   };
   Group& GroupFor(PodInfo::GroupKind kind, std::string_view ns, std::string_view name);
   Group* Find(const queue::UnitKey& key);

@@ -26,6 +26,11 @@ void SchedulerLoop::Apply(PodChanged& event) {
   const PodPtr& pod = event.pod;
   if (!pod->node_name.empty()) {
     if (event.update && event.was_assigned) {
+      // A member's readiness moves its group's status (Running, ready counts).
+      if (IsMember(*pod) && gangs_.SetReady(*pod, event.ready)) {
+        reporter_.MembersChanged(
+            GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group));
+      }
       // An assigned pod changed: labels or smaller requests may help others.
       const PodPtr old = cache_.GetPod(pod->uid);
       cache_.AddOrUpdatePod(pod);
@@ -48,7 +53,7 @@ void SchedulerLoop::Apply(PodChanged& event) {
     }
     cache_.AddOrUpdatePod(pod);
     queue_.AssignedPodAdded(pod);
-    if (IsMember(*pod)) MemberBound(pod);
+    if (IsMember(*pod)) MemberBound(pod, event.ready);
     return;
   }
   if (IsMember(*pod)) {
@@ -75,7 +80,7 @@ void SchedulerLoop::Apply(PodGone& event) {
   }
   if (!event.pod) return;
   queue_.Delete(*event.pod);
-  if (IsMember(*event.pod)) MemberGone(*event.pod, event.terminal);
+  if (IsMember(*event.pod)) MemberGone(*event.pod, event.terminal, event.succeeded);
 }
 
 // ------------------------------------------------------------------ gangs
@@ -93,13 +98,13 @@ void SchedulerLoop::PendingMember(const PodPtr& pod) {
   ApplyDecision(gangs_.UpsertPending(pod));
 }
 
-void SchedulerLoop::MemberBound(const PodPtr& pod) {
-  ApplyDecision(gangs_.MarkBound(pod));
+void SchedulerLoop::MemberBound(const PodPtr& pod, bool ready) {
+  ApplyDecision(gangs_.MarkBound(pod, ready));
   reporter_.MemberBound(*pod);
 }
 
-void SchedulerLoop::MemberGone(const PodInfo& pod, bool finished) {
-  const GangTracker::Decision d = gangs_.Remove(pod, finished);
+void SchedulerLoop::MemberGone(const PodInfo& pod, bool finished, bool succeeded) {
+  const GangTracker::Decision d = gangs_.Remove(pod, finished, succeeded);
   ApplyDecision(d);
   reporter_.MemberGone(d.key);
 }
@@ -135,6 +140,9 @@ void SchedulerLoop::ApplyDecision(const GangTracker::Decision& d) {
       break;
   }
   if (d.spec_events) reporter_.SpecEvents(d.key);
+  // A group is protected from the moment it is copse's (with members to
+  // schedule or bound), not only once placed.
+  reporter_.GroupSeen(d.key);
 }
 
 template <typename T>

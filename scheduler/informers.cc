@@ -24,6 +24,13 @@ PodPtr Decode(const Pod& pod, ResourceNames& names, bool log) {
   return nullptr;
 }
 
+// The pod's condition Ready is True (what a kubelet reports once every
+// container is ready).
+bool IsReady(const Pod& pod) {
+  const kube::Condition* ready = kube::FindCondition(pod.status.conditions, "Ready");
+  return ready != nullptr && ready->status == "True";
+}
+
 // The node's own fields (no pods): what the cache row is refreshed from.
 std::shared_ptr<const NodeInfo> Decode(const Node& node, ResourceNames& names) {
   auto info = std::make_shared<NodeInfo>(node.meta.name);
@@ -81,16 +88,18 @@ Informers Informers::Create(const std::shared_ptr<kube::Client>& client, Inbox& 
       [box, interned](const auto& pod) {
         if (IsTerminal(*pod)) return;
         if (PodPtr info = Decode(*pod, *interned, /*log=*/true)) {
-          box->Push(PodChanged{std::move(info), false, false});
+          box->Push(PodChanged{std::move(info), false, false, IsReady(*pod)});
         }
       },
       [box, interned](const auto& old_pod, const auto& new_pod) {
         if (IsTerminal(*new_pod)) {
-          box->Push(PodGone{new_pod->meta.uid, Decode(*new_pod, *interned, false), true});
+          box->Push(PodGone{new_pod->meta.uid, Decode(*new_pod, *interned, false), true,
+                            new_pod->status.phase == kube::kPodSucceeded});
           return;
         }
         if (PodPtr info = Decode(*new_pod, *interned, false)) {
-          box->Push(PodChanged{std::move(info), true, !old_pod->spec.node_name.empty()});
+          box->Push(PodChanged{std::move(info), true, !old_pod->spec.node_name.empty(),
+                               IsReady(*new_pod)});
         }
       },
       [box, interned](const auto& pod) {

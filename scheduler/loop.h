@@ -144,8 +144,8 @@ class SchedulerLoop {
   void Apply(TopologyChanged& event);
   void Apply(TopologyGone& event);
   void PendingMember(const PodPtr& pod);
-  void MemberBound(const PodPtr& pod);
-  void MemberGone(const PodInfo& pod, bool finished);
+  void MemberBound(const PodPtr& pod, bool ready);
+  void MemberGone(const PodInfo& pod, bool finished, bool succeeded);
   void ApplyDecision(const GangTracker::Decision& decision);
   bool AllBinding(const queue::PodList& members) const;
   template <typename T>

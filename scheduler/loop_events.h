@@ -30,18 +30,22 @@ namespace copse::scheduler {
 using PodPtr = std::shared_ptr<const PodInfo>;
 
 // A pod that is not terminal was added, or changed. `was_assigned`: the
-// previous version had spec.nodeName (an update only).
+// previous version had spec.nodeName (an update only). `ready`: its
+// condition Ready is True (a gang's status counts its ready members; the
+// scheduling model itself does not depend on it, so it is not in PodInfo).
 struct PodChanged {
   PodPtr pod;
   bool update = false;
   bool was_assigned = false;
+  bool ready = false;
 };
 // A pod was deleted or became terminal (Succeeded/Failed). `pod` is null
 // when its last version could not be decoded.
 struct PodGone {
   std::string uid;
   PodPtr pod;
-  bool terminal = false;  // it ended (Succeeded/Failed) rather than being deleted
+  bool terminal = false;   // it ended (Succeeded/Failed) rather than being deleted
+  bool succeeded = false;  // terminal: it ended Succeeded (else Failed)
 };
 // A node was added (action kActionAdd) or changed (the actions that matter
 // to scheduling; empty: nothing that matters, only the cache row is

@@ -59,7 +59,50 @@ std::map<std::string, std::string, std::less<>> AllocatedNonPreemptible(
   return out;
 }
 
+// Members counted per subgroup: `a` plus `b`.
+std::map<std::string, int32_t, std::less<>> Sum(
+    const std::map<std::string, int32_t, std::less<>>& a,
+    const std::map<std::string, int32_t, std::less<>>& b) {
+  std::map<std::string, int32_t, std::less<>> out = a;
+  for (const auto& [name, count] : b) out[name] += count;
+  return out;
+}
+
+// Members of `counts` below subgroup `name` (its subtree).
+int32_t InSubtree(const GangSpec& spec, const std::string& name,
+                  const std::map<std::string, int32_t, std::less<>>& counts) {
+  int32_t total = 0;
+  for (size_t below : spec.Subtree(name)) {
+    auto it = counts.find(spec.sub_groups[below].name);
+    if (it != counts.end()) total += it->second;
+  }
+  return total;
+}
+
+int32_t Total(const std::map<std::string, int32_t, std::less<>>& counts) {
+  int32_t total = 0;
+  for (const auto& [name, count] : counts) total += count;
+  return total;
+}
+
 }  // namespace
+
+std::string_view CopsePodGroupPhase(const GangSpec& spec, const GangTracker::MemberCounts& counts,
+                                    size_t pending, std::optional<bool> scheduled_condition) {
+  const auto satisfied = [&](const std::map<std::string, int32_t, std::less<>>& members) {
+    return spec.IsSatisfied(kRootGroup, members);
+  };
+  if (pending == 0 && counts.bound.empty() && !counts.succeeded.empty() &&
+      satisfied(counts.succeeded)) {
+    return kube::kPodGroupPhaseSucceeded;
+  }
+  const auto live = Sum(counts.bound, counts.succeeded);
+  if (!counts.failed.empty() && !satisfied(live)) return kube::kPodGroupPhaseFailed;
+  if (satisfied(Sum(counts.ready, counts.succeeded))) return kube::kPodGroupPhaseRunning;
+  if (satisfied(live) || scheduled_condition == true) return kube::kPodGroupPhaseScheduled;
+  if (scheduled_condition == false) return kube::kPodGroupPhaseUnschedulable;
+  return kube::kPodGroupPhasePending;
+}
 
 StatusReporter::StatusReporter(ApiWriter& writer, GangTracker& gangs, const Profiles& profiles,
                                const Clock& clock, StatusReporterOptions options)
@@ -153,6 +196,8 @@ void StatusReporter::ForgetGroupObject(PodInfo::GroupKind kind, const std::strin
   objects_.erase(key);
   last_group_status_.erase(key);
   dirty_groups_.erase(key);
+  last_counts_.erase(key);
+  protection_sent_.erase(key);
 }
 
 const StatusReporter::GroupObject* StatusReporter::FindObject(const queue::UnitKey& key) const {
@@ -192,33 +237,50 @@ void StatusReporter::WriteScheduledStatus(const queue::UnitKey& key) {
                        std::to_string(RequiredPods(*info.spec)) + ")");
 }
 
-// PodGroupScheduled on the group object (KEP rule: once True, stays True).
 void StatusReporter::WriteGroupStatus(const queue::UnitKey& key, bool scheduled,
                                       std::string_view reason, const std::string& message) {
+  const ConditionUpdate update{scheduled, reason, &message};
+  WriteStatus(key, &update);
+}
+
+// PodGroupScheduled on the group object (KEP rule: once True, stays True)
+// and a copse PodGroup's phase and counts.
+void StatusReporter::WriteStatus(const queue::UnitKey& key, const ConditionUpdate* condition) {
   const GangTracker::GroupInfo info = gangs_.Info(key);
   if (!info.spec) return;
   // Ownership: MixedSchedulers is the one thing written on a mixed group.
-  const GangTracker::Ownership wanted = reason == kReasonMixedSchedulers
-                                            ? GangTracker::Ownership::kMixed
-                                            : GangTracker::Ownership::kOurs;
+  const GangTracker::Ownership wanted =
+      condition != nullptr && condition->reason == kReasonMixedSchedulers
+          ? GangTracker::Ownership::kMixed
+          : GangTracker::Ownership::kOurs;
   if (info.ownership != wanted) return;
-  // KEP-4671: once PodGroupScheduled is True it stays True. The object's
-  // copy may not show our True write yet, so the tracker's flag decides.
-  if (!scheduled && info.scheduled_reported) return;
-  {
-    std::string& last = last_group_status_[key.ToString()];
-    std::string stamp = std::string(reason) + "\n" + message;
-    if (last == stamp) return;
-    last = std::move(stamp);
+  const std::string key_text = key.ToString();
+  if (condition != nullptr) {
+    // KEP-4671: once PodGroupScheduled is True it stays True. The object's
+    // copy may not show our True write yet, so the tracker's flag decides.
+    if (!condition->scheduled && info.scheduled_reported) {
+      condition = nullptr;
+    } else {
+      std::string& last = last_group_status_[key_text];
+      std::string stamp = std::string(condition->reason) + "\n" + *condition->message;
+      if (last == stamp) {
+        condition = nullptr;
+      } else {
+        last = std::move(stamp);
+      }
+    }
   }
   const GroupObject* object = FindObject(key);
   const std::string& ns = info.spec->namespace_;
   const std::string& name = info.spec->name;
   const std::string now = FormatRfc3339(clock_.WallNow());
   if (info.kind == PodInfo::GroupKind::kWorkloadPodGroup) {
+    // Its status has conditions only.
+    if (condition == nullptr) return;
     kube::PodGroupStatus status =
         object != nullptr && object->pod_group ? object->pod_group->status : kube::PodGroupStatus{};
-    if (!kube::SetPodGroupScheduled(status.conditions, scheduled, std::string(reason), message, now,
+    if (!kube::SetPodGroupScheduled(status.conditions, condition->scheduled,
+                                    std::string(condition->reason), *condition->message, now,
                                     info.spec->generation)) {
       return;
     }
@@ -229,42 +291,68 @@ void StatusReporter::WriteGroupStatus(const queue::UnitKey& key, bool scheduled,
   if (info.kind != PodInfo::GroupKind::kCopsePodGroup) return;
   kube::CopsePodGroupStatus status =
       object != nullptr && object->copse ? object->copse->status : kube::CopsePodGroupStatus{};
-  const bool changed = kube::SetPodGroupScheduled(status.conditions, scheduled, std::string(reason),
-                                                  message, now, info.spec->generation);
-  const kube::Condition* condition =
-      kube::FindCondition(status.conditions, kube::kPodGroupScheduled);
-  const bool is_scheduled = condition != nullptr && condition->status == "True";
-  const std::string phase =
-      std::string(is_scheduled ? kube::kPodGroupPhaseScheduled : kube::kPodGroupPhaseUnschedulable);
+  const bool changed = condition != nullptr &&
+                       kube::SetPodGroupScheduled(status.conditions, condition->scheduled,
+                                                  std::string(condition->reason),
+                                                  *condition->message, now, info.spec->generation);
+  // The condition as copse last wrote it (the object's copy may lag behind).
+  std::optional<bool> scheduled_condition;
+  if (info.scheduled_reported) {
+    scheduled_condition = true;
+  } else if (auto last = last_group_status_.find(key_text); last != last_group_status_.end()) {
+    scheduled_condition = last->second.starts_with(std::string(kube::kReasonScheduled) + "\n");
+  } else if (const kube::Condition* c =
+                 kube::FindCondition(status.conditions, kube::kPodGroupScheduled)) {
+    scheduled_condition = c->status == "True";
+  }
+  const GangTracker::MemberCounts counts = gangs_.CountMembers(key);
+  const std::string phase(
+      CopsePodGroupPhase(*info.spec, counts, info.pending, scheduled_condition));
   const auto bound = static_cast<int32_t>(info.bound);
-  // Scheduled members per subgroup: the bound pods naming it or a subgroup below it.
-  const std::map<std::string, int32_t> by_name = gangs_.BoundPerSubGroup(key);
+  const int32_t ready = Total(counts.ready);
+  // Per subgroup: the members naming it or a subgroup below it.
   std::vector<kube::CopseSubGroupStatus> sub_groups;
+  std::string stamp = phase + " " + std::to_string(bound) + " " + std::to_string(ready);
   for (const SubGroupSpec& group : info.spec->sub_groups) {
     kube::CopseSubGroupStatus entry;
     entry.name = group.name;
-    for (size_t below : info.spec->Subtree(group.name)) {
-      auto it = by_name.find(info.spec->sub_groups[below].name);
-      if (it != by_name.end()) entry.scheduled += it->second;
-    }
-    for (const kube::CopseSubGroupStatus& old : status.sub_groups) {
-      if (old.name == group.name) entry.ready = old.ready;
-    }
+    entry.scheduled = InSubtree(*info.spec, group.name, counts.bound);
+    entry.ready = InSubtree(*info.spec, group.name, counts.ready);
+    stamp += " " + entry.name + "=" + std::to_string(entry.scheduled) + "/" +
+             std::to_string(entry.ready);
     sub_groups.push_back(std::move(entry));
   }
   std::map<std::string, std::string, std::less<>> non_preemptible =
       AllocatedNonPreemptible(*info.spec, gangs_.BoundMembers(key), options_.names);
-  if (!changed && status.phase == phase && status.scheduled == bound &&
-      status.sub_groups == sub_groups && status.allocated_non_preemptible == non_preemptible) {
-    return;
+  for (const auto& [resource, quantity] : non_preemptible) stamp += " " + resource + "=" + quantity;
+  if (!changed) {
+    if (status.phase == phase && status.scheduled == bound && status.ready == ready &&
+        status.sub_groups == sub_groups && status.allocated_non_preemptible == non_preemptible) {
+      last_counts_[key_text] = std::move(stamp);
+      return;
+    }
+    // Written already; the object's copy has not caught up yet.
+    if (auto last = last_counts_.find(key_text);
+        last != last_counts_.end() && last->second == stamp) {
+      return;
+    }
   }
+  last_counts_[key_text] = std::move(stamp);
   status.allocated_non_preemptible = std::move(non_preemptible);
   status.phase = phase;
   status.scheduled = bound;
+  status.ready = ready;
   status.sub_groups = std::move(sub_groups);
   status.observed_generation = info.spec->generation;
-  writer_.MergePatch(kube::resources::kCopsePodGroups, ns, name,
-                     kube::CopsePodGroup::StatusPatch(status), "status");
+  std::string patch = kube::CopsePodGroup::StatusPatch(status);
+  if (!changed) {
+    // Counts only: the conditions are left as they are on the server (the
+    // object's copy may not show a condition written a moment ago).
+    nlohmann::json counts_only = nlohmann::json::parse(patch);
+    counts_only["status"].erase("conditions");
+    patch = counts_only.dump();
+  }
+  writer_.MergePatch(kube::resources::kCopsePodGroups, ns, name, std::move(patch), "status");
 }
 
 void StatusReporter::FlushGroupStatuses(bool final) {
@@ -274,8 +362,21 @@ void StatusReporter::FlushGroupStatuses(bool final) {
   last_group_flush_ = now;
   std::map<std::string, queue::UnitKey> keys;
   keys.swap(dirty_groups_);
-  for (const auto& [text, key] : keys) WriteScheduledStatus(key);
+  for (const auto& [text, key] : keys) {
+    if (gangs_.Info(key).scheduled_reported) {
+      WriteScheduledStatus(key);  // its message counts the bound members
+    } else {
+      WriteStatus(key, nullptr);
+    }
+  }
 }
+
+void StatusReporter::MembersChanged(const queue::UnitKey& key) {
+  if (gangs_.OwnershipOf(key) != GangTracker::Ownership::kOurs) return;
+  dirty_groups_.emplace(key.ToString(), key);
+}
+
+void StatusReporter::GroupSeen(const queue::UnitKey& key) { ReconcileProtection(key); }
 
 // Deletion protection: a PodGroup copse placed members of keeps the
 // finalizer until every member pod is terminal or gone.
@@ -290,6 +391,15 @@ void StatusReporter::SetProtection(const queue::UnitKey& key, bool protect) {
   if (protect && gangs_.OwnershipOf(key) != GangTracker::Ownership::kOurs) return;
   std::optional<std::vector<std::string>> finalizers = WithProtection(meta, protect);
   if (!finalizers.has_value()) return;
+  // Once per version of the object and direction: the object's copy shows
+  // the patch only when its watch event is back, and events about the
+  // group's members keep arriving meanwhile.
+  std::pair<std::string, bool> sent{meta.resource_version, protect};
+  auto [it, inserted] = protection_sent_.try_emplace(key.ToString(), sent);
+  if (!inserted) {
+    if (it->second == sent) return;
+    it->second = std::move(sent);
+  }
   nlohmann::json patch = {
       {"metadata", {{"finalizers", *finalizers}, {"resourceVersion", meta.resource_version}}}};
   writer_.MergePatch(resource, meta.namespace_, meta.name, patch.dump(), "");
@@ -300,13 +410,15 @@ void StatusReporter::Protect(const queue::UnitKey& key) { SetProtection(key, tru
 void StatusReporter::MemberGone(const queue::UnitKey& key) {
   const GangTracker::GroupInfo info = gangs_.Info(key);
   if (info.pending == 0 && info.bound == 0) SetProtection(key, false);
+  MembersChanged(key);
 }
 
 // Called on every add/update of the group object, so a finalizer patch
 // that lost a conflict (the group's status was written meanwhile) is
-// retried with the newer version, and once after the pods are known at
-// start-up (members that vanished while copse was down). Before the pods
-// are synced nothing is known to be gone.
+// retried with the newer version, after every tracker decision about the
+// group (GroupSeen), and once after the pods are known at start-up (members
+// that vanished while copse was down). Before the pods are synced nothing is
+// known to be gone.
 void StatusReporter::ReconcileProtection(const queue::UnitKey& key) {
   if (!pods_synced_) return;
   const GroupObject* object = FindObject(key);
@@ -315,9 +427,16 @@ void StatusReporter::ReconcileProtection(const queue::UnitKey& key) {
   const kube::ObjectMeta& meta = object->pod_group ? object->pod_group->meta : object->copse->meta;
   if (info.pending == 0 && info.bound == 0) {
     SetProtection(key, false);
-  } else if (info.bound != 0 && !meta.deletion_timestamp.has_value()) {
-    // A terminating object takes no new finalizers.
-    SetProtection(key, true);
+    return;
+  }
+  if (info.ownership != GangTracker::Ownership::kOurs) return;
+  // Copse's from its first member on, placed or not: a waiting group is not
+  // deleted under its pods. A terminating object takes no new finalizers.
+  if (!meta.deletion_timestamp.has_value()) SetProtection(key, true);
+  // A copse PodGroup copse owns shows Pending until something else holds.
+  if (object->copse && object->copse->status.phase.empty() &&
+      !last_counts_.contains(key.ToString())) {
+    dirty_groups_.emplace(key.ToString(), key);
   }
 }
 

@@ -7,7 +7,8 @@
 //     FailedScheduling (Warning) and Scheduled (Normal) events;
 //   - groups every member of which is copse's (GangTracker::Ownership::kOurs):
 //     PodGroupScheduled (once True, stays True), the copse PodGroup's phase
-//     and per-subgroup counts, the deletion-protection finalizer, and Warning
+//     (CopsePodGroupPhase) and its scheduled and ready counts, for the group
+//     and each subgroup, the deletion-protection finalizer, and Warning
 //     events about the object's spec;
 //   - groups whose members name several schedulers, at least one copse's:
 //     PodGroupScheduled=False, reason MixedSchedulers, and nothing else.
@@ -21,12 +22,17 @@
 //      only if they still wait after waiting_report_delay (a gang created in
 //      one burst writes nothing); Flush re-evaluates the due groups.
 //   3. MemberBound: the first time a group has its minimum bound it is
-//      reported Scheduled; later count changes are coalesced and written by
-//      Flush at most every group_status_flush_interval.
-//   4. Deletion protection: a group with bound members keeps copse's
+//      reported Scheduled; later count changes (members bound, Ready or
+//      ended: MembersChanged), and the first Pending of a group copse owns,
+//      are coalesced and written by Flush at most every
+//      group_status_flush_interval (a gang placed within it is never shown
+//      Pending: one write, not two).
+//   4. Deletion protection: from the moment a group is copse's and has
+//      members to schedule or bound (GroupSeen), it keeps copse's
 //      finalizer; one whose members are all gone loses it (checked on every
 //      object event, so a patch that lost a conflict is retried, and once at
-//      start-up, for members that vanished while copse was down).
+//      start-up, for members that vanished while copse was down). A patch is
+//      sent once per version of the object.
 //
 // Thread-safety: the scheduling loop's (it also owns the gang tracker).
 
@@ -57,6 +63,23 @@ namespace copse::scheduler {
 
 // PodGroupScheduled=False on a group whose members name several schedulers.
 inline constexpr std::string_view kReasonMixedSchedulers = "MixedSchedulers";
+
+// The copse PodGroup's status.phase for a group with `spec`, its members
+// `counts`, `pending` members not bound yet, and its PodGroupScheduled
+// condition (nullopt: never written). "Satisfied" is spec 002's rule
+// (GangSpec::IsSatisfied on the root), members that ended Succeeded counting
+// as done. The first that holds:
+//   Succeeded      no member waits or runs, and the Succeeded ones satisfy it;
+//   Failed         a member ended Failed, and the bound and Succeeded ones
+//                  no longer satisfy it (until replacements are bound);
+//   Running        the Ready and Succeeded members satisfy it;
+//   Scheduled      the bound and Succeeded members satisfy it, or
+//                  PodGroupScheduled is True (it stays True while lost
+//                  members are replaced);
+//   Unschedulable  PodGroupScheduled is False (its last attempt failed);
+//   Pending        waiting for members or for its first attempt.
+std::string_view CopsePodGroupPhase(const GangSpec& spec, const GangTracker::MemberCounts& counts,
+                                    size_t pending, std::optional<bool> scheduled_condition);
 
 struct StatusReporterOptions {
   // Members still waiting for their group after this long are told why; 0:
@@ -102,6 +125,13 @@ class StatusReporter {
   void Protect(const queue::UnitKey& key);
   // After a member left: without members the group loses the finalizer.
   void MemberGone(const queue::UnitKey& key);
+  // A member became Ready or not, ended, or left: the group's phase and
+  // counts are written (coalesced, see Flush).
+  void MembersChanged(const queue::UnitKey& key);
+  // After every tracker decision about the group: once it is copse's with
+  // members to schedule or bound, it takes the finalizer and (a copse
+  // PodGroup without a phase) is reported Pending.
+  void GroupSeen(const queue::UnitKey& key);
   // The group object changed (or the pods just synced): finalizer follows
   // the members.
   void ReconcileProtection(const queue::UnitKey& key);
@@ -143,8 +173,16 @@ class StatusReporter {
     Clock::TimePoint due;
   };
 
+  struct ConditionUpdate {
+    bool scheduled = false;
+    std::string_view reason;
+    const std::string* message = nullptr;
+  };
   void WriteGroupStatus(const queue::UnitKey& key, bool scheduled, std::string_view reason,
                         const std::string& message);
+  // PodGroupScheduled as `condition` says (null: unchanged) and, for copse
+  // PodGroups, the phase and counts; writes only what changed.
+  void WriteStatus(const queue::UnitKey& key, const ConditionUpdate* condition);
   void WriteScheduledStatus(const queue::UnitKey& key);
   void SetProtection(const queue::UnitKey& key, bool protect);
   void RecordGroupEvent(const queue::UnitKey& key, const std::string& uid, int64_t generation,
@@ -171,8 +209,14 @@ class StatusReporter {
   std::deque<WaitingReport> waiting_queue_;
   // Last PodGroupScheduled reason + message written per group.
   std::map<std::string, std::string> last_group_status_;
-  // Groups already Scheduled whose counts changed since the last flush.
+  // Groups whose phase or counts may have changed since the last flush.
   std::map<std::string, queue::UnitKey> dirty_groups_;
+  // Last phase and counts written per copse PodGroup (the object's copy
+  // shows them only once the write's watch event is back).
+  std::map<std::string, std::string> last_counts_;
+  // Per group: the object's resourceVersion when a finalizer patch was
+  // sent, and whether it added (true) or removed the finalizer.
+  std::map<std::string, std::pair<std::string, bool>> protection_sent_;
   Clock::TimePoint last_group_flush_{};
   std::set<std::string> recorded_group_events_;  // uid, generation, reason, message
 };
