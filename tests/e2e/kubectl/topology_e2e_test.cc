@@ -5,7 +5,7 @@
 // kubectl, node labels included:
 //   - `train`: required rack on the PodGroup, subgroups leader (1) + workers
 //     (5): all six pods bound into one rack (the default scoring would spread
-//     them over the 128 nodes), PodGroupScheduled=True, phase Scheduled,
+//     them over the 128 nodes), PodGroupScheduled=True, phase Running once Ready,
 //     status.subGroups scheduled 1 and 5;
 //   - `serve`: required block on the PodGroup, two replicas of 6 pods each
 //     with a required rack: each replica in one rack, both in one block;
@@ -218,7 +218,7 @@ spec:
   EXPECT_NE(*racks_of_replica["replica-0"].begin(), *racks_of_replica["replica-1"].begin());
   EXPECT_EQ(serve_blocks.size(), 1u) << "serve spans blocks";
 
-  // Status: PodGroupScheduled=True, phase Scheduled, scheduled per subgroup.
+  // Status: PodGroupScheduled=True, scheduled per subgroup, then phase Running.
   json group;
   ASSERT_TRUE(Eventually([&] {
     group = GetJson(cluster, {"podgroups.scheduling.copse.dev", "train"});
@@ -227,8 +227,13 @@ spec:
            by_sub_group.size() == 2 && by_sub_group.at("leader") == 1 &&
            by_sub_group.at("workers") == 5;
   })) << group.dump(2);
-  EXPECT_EQ(group["status"].value("phase", ""), "Scheduled") << group.dump(2);
   EXPECT_EQ(group["status"].value("scheduled", 0), 6) << group.dump(2);
+  // The node simulator makes the members Ready: the gang runs.
+  ASSERT_TRUE(Eventually([&] {
+    group = GetJson(cluster, {"podgroups.scheduling.copse.dev", "train"});
+    return group["status"].value("phase", "") == "Running" &&
+           group["status"].value("ready", 0) == 6;
+  })) << group.dump(2);
   ASSERT_TRUE(Eventually([&] {
     group = GetJson(cluster, {"podgroups.scheduling.copse.dev", "serve"});
     const auto by_sub_group = SubGroupScheduled(group);
