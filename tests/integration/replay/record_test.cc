@@ -229,6 +229,10 @@ TEST_F(RecordTest, RecordsGangsBindsEndsAndDeletesAndTheRecordingReplays) {
   EXPECT_FALSE(fs::exists(options.out));  // complete or not at all
   StartScheduler();
 
+  // A pod held by a scheduling gate: written when the gate is lifted.
+  Create(kube::resources::kPods, "team",
+         Pod("gated", "", 1, {},
+             {{"schedulingGates", json::array({{{"name", "example.com/hold"}}})}}));
   // gang-a: two 4-GPU pods that end by themselves (the simulator's kubelet).
   const json run_for = {{"annotations", {{"copse.dev/simulate-run-for", "1500ms"}}}};
   Create(kube::resources::kCopsePodGroups, "team", Gang("gang-a"));
@@ -275,6 +279,15 @@ TEST_F(RecordTest, RecordsGangsBindsEndsAndDeletesAndTheRecordingReplays) {
   ASSERT_TRUE(WaitUntil(
       [&] { return PhaseOf("gang-a-0") == "Succeeded" && PhaseOf("gang-a-1") == "Succeeded"; }));
   EXPECT_TRUE(NodeOf("too-big").empty());
+  EXPECT_TRUE(NodeOf("gated").empty());
+  // Once the recorder has written the creates of the 2 PodGroups and 7 pods
+  // that came after the gated pod, it has seen the gated one too.
+  ASSERT_TRUE(WaitUntil([&] { return recorder_->stats().create >= 9; }));
+  ASSERT_TRUE(store_
+                  ->Patch(kube::resources::kPods, "team", "gated", api::PatchType::kMerge,
+                          R"({"spec":{"schedulingGates":null}})")
+                  .ok());
+  ASSERT_TRUE(WaitUntil([&] { return !NodeOf("gated").empty(); }));
   DeletePod("too-big");
   DeletePod("short");
   ASSERT_TRUE(store_->Delete(kube::resources::kCopsePodGroups, "team", "gang-a", {}).ok());
@@ -356,6 +369,13 @@ TEST_F(RecordTest, RecordsGangsBindsEndsAndDeletesAndTheRecordingReplays) {
     EXPECT_EQ(Ops(EventsOf(trace, "Pod", name)), "create,bound") << name;
   }
   EXPECT_EQ(Ops(EventsOf(trace, "Pod", "too-big")), "create,delete");
+  // The gated pod arrives when its gate is lifted, after the pods created after it.
+  const auto gated = EventsOf(trace, "Pod", "gated");
+  ASSERT_EQ(Ops(gated), "create,bound");
+  EXPECT_GE(gated[0]->t_ms, EventsOf(trace, "Pod", "short")[0]->t_ms);
+  EXPECT_GT(gated[0] - trace.events.data(),
+            EventsOf(trace, "Pod", "short")[0] - trace.events.data());
+  EXPECT_FALSE(json::parse(gated[0]->object)["spec"].contains("schedulingGates"));
   EXPECT_EQ(Ops(EventsOf(trace, "Pod", "short")), "create,bound,end");
   EXPECT_EQ(Ops(EventsOf(trace, "PodGroup", "gang-a")), "create,delete");
   EXPECT_EQ(Ops(EventsOf(trace, "PodGroup", "gang-b")), "create");
@@ -389,7 +409,7 @@ TEST_F(RecordTest, RecordsGangsBindsEndsAndDeletesAndTheRecordingReplays) {
   for (const Decision& d : result->decisions) decisions[d.pod] = d;
   EXPECT_EQ(decisions["team/early"].node, node_names[0]);
   EXPECT_EQ(decisions["team/early"].bound_ms, 0);
-  for (const char* name : {"gang-a-0", "gang-a-1", "gang-b-0", "gang-b-1", "secretive"}) {
+  for (const char* name : {"gang-a-0", "gang-a-1", "gang-b-0", "gang-b-1", "secretive", "gated"}) {
     EXPECT_FALSE(decisions[std::string("team/") + name].node.empty()) << name;
   }
   EXPECT_TRUE(decisions["team/too-big"].node.empty());
