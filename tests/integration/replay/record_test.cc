@@ -228,6 +228,11 @@ TEST_F(RecordTest, RecordsGangsBindsEndsAndDeletesAndTheRecordingReplays) {
   EXPECT_TRUE(fs::exists(options.out + ".tmp"));
   EXPECT_FALSE(fs::exists(options.out));  // complete or not at all
   StartScheduler();
+  // A node's later changes are not recorded (the trace keeps it as first seen).
+  ASSERT_TRUE(store_
+                  ->Patch(kube::resources::kNodes, "", node_names[3], api::PatchType::kMerge,
+                          R"({"metadata":{"labels":{"example.com/later":"yes"}}})")
+                  .ok());
 
   // A pod held by a scheduling gate: written when the gate is lifted.
   Create(kube::resources::kPods, "team",
@@ -342,6 +347,9 @@ TEST_F(RecordTest, RecordsGangsBindsEndsAndDeletesAndTheRecordingReplays) {
   EXPECT_EQ(init_kinds["Pod"], 1);  // early; the others came later
   EXPECT_GE(init_kinds["Namespace"], 1);
   EXPECT_EQ(init_kinds["PodGroup"], 0);
+
+  EXPECT_EQ(Ops(EventsOf(trace, "Node", node_names[3])), "init");
+  EXPECT_EQ(file.find("example.com/later"), std::string::npos);
 
   // The pod that ran before: its node in the init line, bound at t = 0.
   const auto early = EventsOf(trace, "Pod", "early");
