@@ -116,6 +116,10 @@ bool SchedulerLoop::AllBinding(const queue::PodList& members) const {
 }
 
 void SchedulerLoop::ApplyDecision(const GangTracker::Decision& d) {
+  // First (its patch goes out before the status writes below): a group is
+  // protected from the moment it is copse's, with members to schedule or
+  // bound, not only once placed, and no longer once it is not copse's.
+  reporter_.GroupSeen(d.key);
   switch (d.readiness) {
     case GangTracker::Readiness::kEmpty:
     case GangTracker::Readiness::kNotOurs:
@@ -140,9 +144,6 @@ void SchedulerLoop::ApplyDecision(const GangTracker::Decision& d) {
       break;
   }
   if (d.spec_events) reporter_.SpecEvents(d.key);
-  // A group is protected from the moment it is copse's (with members to
-  // schedule or bound), not only once placed.
-  reporter_.GroupSeen(d.key);
 }
 
 template <typename T>

@@ -429,7 +429,12 @@ void StatusReporter::ReconcileProtection(const queue::UnitKey& key) {
     SetProtection(key, false);
     return;
   }
-  if (info.ownership != GangTracker::Ownership::kOurs) return;
+  if (info.ownership != GangTracker::Ownership::kOurs) {
+    // No longer copse's (a member naming another scheduler arrived): copse
+    // holds nothing on it, its own finalizer included.
+    SetProtection(key, false);
+    return;
+  }
   // Copse's from its first member on, placed or not: a waiting group is not
   // deleted under its pods. A terminating object takes no new finalizers.
   if (!meta.deletion_timestamp.has_value()) SetProtection(key, true);

@@ -185,7 +185,14 @@ TEST(OwnershipIntegration, AMixedGroupGetsMixedSchedulersAndIsNotBound) {
   EXPECT_EQ(condition->status, "False");
   EXPECT_EQ(condition->reason, "MixedSchedulers");
   EXPECT_NE(condition->message.find("default-scheduler"), std::string::npos) << condition->message;
-  EXPECT_TRUE(group.meta.finalizers.empty());
+  // While only copse's members were known the group was copse's, and
+  // protected; once mixed, copse takes its finalizer back.
+  EXPECT_TRUE(WaitUntil([&] {
+    auto got = cluster.store().Get(kPodGroups, "default", "mixed");
+    auto decoded =
+        got.ok() ? kube::PodGroup::Decode((*got)->json) : Result<kube::PodGroup>(got.error());
+    return decoded.ok() && decoded->meta.finalizers.empty();
+  }));
   for (const char* name : {"mixed-0", "mixed-1"}) {
     ASSERT_TRUE(WaitUntil([&] {
       auto pod = cluster.GetPod("default", name);
