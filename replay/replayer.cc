@@ -215,8 +215,9 @@ Status Run::Setup() {
       if (!created.ok()) return created.error();
     }
   }
+  // Pods and PodGroups are created over HTTP once the watches run (below).
   for (const TraceEvent& e : trace_.events) {
-    if (e.op != TraceOp::kInit) continue;
+    if (e.op != TraceOp::kInit || e.kind == "Pod" || e.kind == "PodGroup") continue;
     if (Status s = ApplyInit(e); !s.ok()) return s;
   }
   api::Options server_options;
@@ -257,6 +258,12 @@ Status Run::Setup() {
   auto groups = store_->Watch(kube::resources::kCopsePodGroups, watch_options);
   if (!groups.ok()) return groups.error();
   group_watch_ = std::move(groups).value();
+  // A recorded trace's initial pods, some bound already (spec.nodeName):
+  // the pod watch sees them bound at t = 0.
+  for (const TraceEvent& e : trace_.events) {
+    if (e.op != TraceOp::kInit || (e.kind != "Pod" && e.kind != "PodGroup")) continue;
+    if (Status s = ApplyInit(e); !s.ok()) return s;
+  }
 
   sched_->SetPaused(true);  // cycles run when granted (Go)
   sched_->Start();

@@ -5,9 +5,11 @@
 // ReplayTrace, per configuration:
 //   1. A Store and an ApiServer (plain HTTP on loopback) on a FakeClock that
 //      starts at the trace's start; copse's CRDs; the trace's initial
-//      objects written into the Store; the scheduler (SchedulerOptions from
-//      the configuration, the same FakeClock, a fixed seed) as an HTTP
-//      client of that server, like `copse local`.
+//      objects written into the Store (pods and PodGroups over HTTP, once
+//      the replay's watches run: a recorded pod with spec.nodeName is bound
+//      at t = 0); the scheduler (SchedulerOptions from the configuration,
+//      the same FakeClock, a fixed seed) as an HTTP client of that server,
+//      like `copse local`.
 //   2. Steps, in time order. At each step the scheduler is paused (it applies
 //      events but starts no cycle), the step's writes happen — trace creates
 //      and deletes over HTTP in trace order, pods whose runtime is over

@@ -61,6 +61,10 @@ json ReduceMeta(const json& meta, bool owners) {
       CopyIf(ref, r, "apiVersion");
       CopyIf(ref, r, "kind");
       CopyIf(ref, r, "name");
+      // An API server refuses an owner reference without its uid (the
+      // replay creates the pod); controller marks the pod's controller.
+      CopyIf(ref, r, "uid");
+      CopyIf(ref, r, "controller");
       refs.push_back(std::move(r));
     }
     out["ownerReferences"] = std::move(refs);

@@ -81,10 +81,11 @@ Result<Trace> ReadTraceFile(const std::string& path);
 
 // What scheduling reads of an object, for the trace. Pods keep metadata
 // name, namespace, labels, scheduling annotations (copse.dev/*,
-// scheduling.*), ownerReferences' kind and name; spec's schedulerName,
-// priority, priorityClassName, nodeSelector, affinity, tolerations,
-// topologySpreadConstraints, schedulingGroup, overhead, preemptionPolicy,
-// schedulingGates, and per container only name, image, resources and ports.
+// scheduling.*), ownerReferences' apiVersion, kind, name, uid and
+// controller; spec's schedulerName, priority, priorityClassName,
+// nodeSelector, affinity, tolerations, topologySpreadConstraints,
+// schedulingGroup, overhead, preemptionPolicy, schedulingGates, and per
+// container only name, image, resources and ports.
 // Nodes keep labels, taints, unschedulable, capacity, allocatable and the
 // Ready condition. Other kinds keep metadata name/namespace/labels and spec.
 nlohmann::json ReduceObject(const nlohmann::json& object);

@@ -14,6 +14,8 @@ std::span<const Command> Commands() {
        &RunGrove},
       {"initc", "Grove's startup-order init container: waits for the cliques it starts after",
        &RunInitc},
+      {"record", "record a cluster's history as a trace for replay (--kubeconfig F --out T)",
+       &RunRecord},
       {"replay", "replay a trace under scheduler configurations and compare them", &RunReplay},
       {"trace", "synthetic traces for replay (copse trace synth)", &RunTrace},
       {"version", "the version and git commit copse was built from", &RunVersion},

@@ -25,5 +25,6 @@ int RunInitc(int argc, char** argv);    // cmd/copse/grove.cc
 int RunVersion(int argc, char** argv);  // cmd/copse/version.cc
 int RunReplay(int argc, char** argv);   // cmd/copse/replay.cc
 int RunTrace(int argc, char** argv);    // cmd/copse/trace.cc
+int RunRecord(int argc, char** argv);   // cmd/copse/record.cc
 
 }  // namespace copse::cmd

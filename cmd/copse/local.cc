@@ -34,6 +34,7 @@
 #include "kube/yaml.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/registry.h"
+#include "replay/recorder.h"
 #include "scheduler/config/config.h"
 #include "scheduler/options_from_config.h"
 #include "scheduler/scheduler.h"
@@ -105,6 +106,7 @@ int RunLocal(int argc, char** argv) {
   bool no_default_scheduler = false;
   std::string config_path;
   int scheduler_parallelism = 0;
+  std::string record_path;
   int verbosity = 0;
 
   po::options_description desc("copse local [flags]");
@@ -150,6 +152,9 @@ int RunLocal(int argc, char** argv) {
                                      "scheduler configuration file (YAML), as for copse run")(
       "parallelism", po::value(&scheduler_parallelism)->default_value(0),
       "scheduler threads for parallel Filter/Score (0: one per core)")(
+      "record", po::value(&record_path),
+      "record the cluster's history to this trace file for copse replay (as copse record), "
+      "until shutdown")(
       "v,v", po::value(&verbosity)->default_value(verbosity),
       "log verbosity, as klog's -v (0 what an operator always wants, 1 actions, 2 details)");
 
@@ -321,6 +326,34 @@ int RunLocal(int argc, char** argv) {
     return 1;
   }
 
+  // The recorder starts before the components that write: what they do is
+  // in the trace, and the nodes are its initial state.
+  std::unique_ptr<kube::IoThread> record_io;
+  std::unique_ptr<replay::Recorder> recorder;
+  if (!record_path.empty()) {
+    record_io = std::make_unique<kube::IoThread>(1);
+    kube::ClientConfig config;
+    config.server = (*server)->http_url();
+    config.token = token;
+    auto client = kube::Client::Create(config, record_io->executor());
+    if (!client.ok()) {
+      std::cerr << "copse local: recorder client: " << client.error().ToString() << "\n";
+      return 1;
+    }
+    replay::RecorderOptions record_options;
+    record_options.out = record_path;
+    record_options.log = [](const std::string& line) {
+      std::cerr << "copse local: record: " << line << std::endl;
+    };
+    auto started = replay::Recorder::Start(*client, record_options);
+    if (!started.ok()) {
+      std::cerr << "copse local: --record " << record_path << ": " << started.error().message
+                << "\n";
+      return started.error().code == ErrorCode::kInvalid ? 2 : 1;
+    }
+    recorder = std::move(started).value();
+  }
+
   // The scheduler talks to the API server like any client, over loopback HTTP.
   std::unique_ptr<kube::IoThread> scheduler_io;
   std::unique_ptr<Scheduler> scheduler;
@@ -432,7 +465,8 @@ int RunLocal(int argc, char** argv) {
                                                     "default-scheduler")
                           : ", no scheduler")
             << (controllers ? ", workload controllers" : "")
-            << (grove_operator ? ", Grove operator" : "") << "\n"
+            << (grove_operator ? ", Grove operator" : "")
+            << (recorder ? ", recording to " + record_path : std::string()) << "\n"
             << "  export KUBECONFIG=" << kubeconfig_out << "\n"
             << "  kubectl get nodes -L copse.dev/rack\n"
             << "copse local: ready" << std::endl;
@@ -440,6 +474,21 @@ int RunLocal(int argc, char** argv) {
   int sig = 0;
   sigwait(&signals, &sig);
   std::cout << "copse local: shutting down (signal " << sig << ")" << std::endl;
+  // First, so that the trace ends with the cluster as it was when asked to stop.
+  int exit_code = 0;
+  if (recorder) {
+    if (Status s = recorder->Stop(); !s.ok()) {
+      std::cerr << "copse local: --record: " << s.error().message << "\n";
+      exit_code = 1;
+    } else {
+      const replay::RecorderStats st = recorder->stats();
+      std::cout << "copse local: recorded " << record_path << ": " << st.init << " init, "
+                << st.create << " create, " << st.bound << " bound, " << st.end << " end, "
+                << st.deleted << " delete" << std::endl;
+    }
+    recorder.reset();
+    record_io.reset();
+  }
   if (grove_webhook) grove_webhook->Stop();
   if (grove_operator) grove_operator->Stop();
   grove_operator.reset();
@@ -452,7 +501,7 @@ int RunLocal(int argc, char** argv) {
   scheduler_io.reset();
   (*server)->Stop();
   simulator.Stop();
-  return 0;
+  return exit_code;
 }
 
 }  // namespace copse::cmd

@@ -78,6 +78,8 @@ TEST(TraceTest, ReducedPodKeepsSchedulingFieldsOnly) {
   const json pod = json::parse(R"({
     "apiVersion":"v1","kind":"Pod",
     "metadata":{"name":"p","namespace":"a","labels":{"app":"x"},"uid":"u1",
+      "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"o1",
+        "controller":true,"blockOwnerDeletion":true}],
       "annotations":{"copse.dev/simulate-run-for":"1m","team.example.com/secret-note":"hunter2"},
       "managedFields":[{"manager":"kubectl"}]},
     "spec":{"schedulerName":"copse-scheduler","priorityClassName":"high","nodeSelector":{"k":"v"},
@@ -104,6 +106,10 @@ TEST(TraceTest, ReducedPodKeepsSchedulingFieldsOnly) {
   EXPECT_EQ(r["spec"]["tolerations"].size(), 1u);
   EXPECT_EQ(r["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"], "2");
   EXPECT_FALSE(r["spec"]["containers"][0].contains("command"));
+  // A replay creates the pod: an API server refuses an owner without its uid.
+  EXPECT_EQ(r["metadata"]["ownerReferences"],
+            json::parse(R"([{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"o1",
+              "controller":true}])"));
 }
 
 TEST(SynthTest, SameSeedSameTraceAndItParses) {
