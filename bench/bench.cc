@@ -213,6 +213,7 @@ std::string ToJson(const BenchResult& r) {
   nlohmann::json targets = nlohmann::json::object();
   for (const auto& [name, met] : r.targets) targets[name] = met;
   j["targets_met"] = targets;
+  if (!r.failures.empty()) j["failures"] = r.failures;
   return j.dump(2);
 }
 

@@ -65,6 +65,9 @@ struct BenchResult {
   std::map<std::string, double> extras;
   // Target checks: name -> whether the measured figure met its target.
   std::map<std::string, bool> targets;
+  // Broken invariants (e.g. a gang left below its minimum): the command
+  // prints them and exits non-zero, as for a timeout.
+  std::vector<std::string> failures;
 };
 
 // Progress reporting: scenarios call it for each phase; it prints a line at

@@ -23,11 +23,16 @@
 //                 high-priority gangs x 8 pods of 1 cpu, each of which needs
 //                 victims, plus 5 doomed high-priority gangs of 8 whose pods
 //                 may only use 2 nodes (6 slots): they never fit, so they
-//                 must evict nobody. Reports the time until every placeable
-//                 high gang is bound, the evictions per placed gang, how
-//                 many victim gangs went whole or were split, and checks
-//                 that every victim was evicted for a gang that is now bound
-//                 and that no node holds more than 3 pods.
+//                 must evict nobody. A quarter of the filling gangs are
+//                 semi-preemptible copse PodGroups (3 pods, minMember 2, the
+//                 lowest priority): only pods beyond their minimum may go.
+//                 Reports the time until every placeable high gang is bound,
+//                 the evictions per placed gang, how many victim gangs went
+//                 whole or were split, the semi-preemptible pods taken, and
+//                 checks that every victim was evicted for a gang that is now
+//                 bound, that no node holds more than 3 pods, and that no gang
+//                 is left bound below its minimum (gangs_below_minimum; the
+//                 run fails otherwise).
 //
 // Figures: pods/s = measured pods bound / (last bound - first create, the
 // clock starting before the measured PodGroups); a timeout is a failure
@@ -68,9 +73,11 @@
 #include "bench/bench.h"
 #include "bench/harness.h"
 #include "core/quantity.h"
+#include "deploy/crds.h"
 #include "kube/client.h"
 #include "kube/object.h"
 #include "kube/pod_group.h"
+#include "kube/yaml.h"
 #include "scheduler/config/metrics.h"
 #include "scheduler/scheduler.h"
 #include "topology/gang_packing.h"
@@ -121,20 +128,32 @@ std::string PodGroupJson(const std::string& name, int min_count) {
          std::to_string(min_count) + "}}}}";
 }
 
+// A copse PodGroup (scheduling.copse.dev/v1alpha1) of `min_member` pods.
+std::string CopsePodGroupJson(const std::string& name, int min_member,
+                              const std::string& preemptibility) {
+  return R"({"apiVersion":"scheduling.copse.dev/v1alpha1","kind":"PodGroup","metadata":{"name":")" +
+         name + R"(","namespace":"bench"},"spec":{"minMember":)" + std::to_string(min_member) +
+         R"(,"preemptibility":")" + preemptibility + R"("}})";
+}
+
 struct MemberTemplate {
   std::string resources;  // the body of requests (and limits), e.g. "cpu":"100m"
   std::string priority_class;
   bool grace_zero = false;
   std::string extra_spec;  // ,"affinity":{...}
+  // Members of a copse PodGroup (label scheduling.copse.dev/pod-group)
+  // instead of a v1alpha2 one (spec.schedulingGroup).
+  bool copse_group = false;
+  std::string preemptibility;  // of the copse PodGroup
 };
 
 std::string MemberPodJson(const std::string& name, const std::string& group,
                           const MemberTemplate& t) {
-  std::string s =
-      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-      R"(","namespace":"bench","labels":{"gang":")" + group +
-      R"("}},"spec":{"schedulerName":"copse-scheduler","schedulingGroup":{"podGroupName":")" +
-      group + "\"}";
+  std::string s = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                  R"(","namespace":"bench","labels":{"gang":")" + group + "\"";
+  if (t.copse_group) s += R"(,"scheduling.copse.dev/pod-group":")" + group + "\"";
+  s += R"(}},"spec":{"schedulerName":"copse-scheduler")";
+  if (!t.copse_group) s += R"(,"schedulingGroup":{"podGroupName":")" + group + "\"}";
   if (!t.priority_class.empty()) s += R"(,"priorityClassName":")" + t.priority_class + "\"";
   if (t.grace_zero) s += R"(,"terminationGracePeriodSeconds":0)";
   s += t.extra_spec;
@@ -142,6 +161,18 @@ std::string MemberPodJson(const std::string& name, const std::string& group,
       R"(,"containers":[{"name":"main","image":"registry.k8s.io/pause:3.10","resources":{"requests":{)" +
       t.resources + R"(},"limits":{)" + t.resources + "}}}]}}";
   return s;
+}
+
+// The shipped CRDs of copse's own kinds (deploy/crds/copse), as JSON.
+Result<std::vector<std::string>> CopseCrds() {
+  std::vector<std::string> out;
+  for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
+    if (!file.path.starts_with("crds/copse/")) continue;
+    Result<std::vector<std::string>> docs = kube::YamlDocumentsToJson(file.content);
+    if (!docs.ok()) return docs.error();
+    for (std::string& doc : *docs) out.push_back(std::move(doc));
+  }
+  return out;
 }
 
 std::string PriorityClassJson(const std::string& name, int value) {
@@ -188,10 +219,13 @@ struct GangBatch {
 Status CreateGroups(Harness& h, const GangBatch& batch, Progress& progress) {
   std::vector<std::string> bodies;
   for (int64_t g = 0; g < batch.gangs; ++g) {
-    bodies.push_back(PodGroupJson(batch.Group(g), batch.min_count));
+    bodies.push_back(batch.member.copse_group ? CopsePodGroupJson(batch.Group(g), batch.min_count,
+                                                                  batch.member.preemptibility)
+                                              : PodGroupJson(batch.Group(g), batch.min_count));
   }
-  return h.Create(kube::resources::kPodGroups, kNamespace, std::move(bodies), nullptr, "podgroups",
-                  progress);
+  return h.Create(
+      batch.member.copse_group ? kube::resources::kCopsePodGroups : kube::resources::kPodGroups,
+      kNamespace, std::move(bodies), nullptr, "podgroups", progress);
 }
 
 // Creates the batch's pods over HTTP (bodies built beforehand, so the
@@ -450,8 +484,17 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
   low_member.resources = R"("cpu":"1","memory":"1Gi")";
   low_member.priority_class = "bench-low";
   low_member.grace_zero = true;
-  // Exactly full: nodes * 3 one-cpu pods.
-  const GangBatch low{"low", nodes, 3, 3, low_member};
+  // Exactly full: nodes * 3 one-cpu pods. A quarter of the gangs are
+  // semi-preemptible copse PodGroups of 3 pods with minMember 2, at a lower
+  // priority still (so they are the first victims looked at): only their
+  // third pod may go (spec 002), never the two that make their minimum.
+  MemberTemplate semi_member = low_member;
+  semi_member.priority_class = "bench-lowest";
+  semi_member.copse_group = true;
+  semi_member.preemptibility = "semi-preemptible";
+  const int64_t semi_gangs = nodes / 4;
+  const GangBatch semi{"semi", semi_gangs, 3, 2, semi_member};
+  const GangBatch low{"low", nodes - semi_gangs, 3, 3, low_member};
   MemberTemplate high_member = low_member;
   high_member.priority_class = "bench-high";
   const int64_t high_gangs =
@@ -469,13 +512,20 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
     doomed.push_back(GangBatch{"doomed" + std::to_string(d), 1, 8, 8, t});
   }
 
-  const int64_t all_pods = low.pods() + high.pods() + static_cast<int64_t>(doomed.size()) * 8;
+  const int64_t all_pods =
+      semi.pods() + low.pods() + high.pods() + static_cast<int64_t>(doomed.size()) * 8;
   ClusterSpec spec;
   spec.nodes = nodes;
   spec.node_shape = "cpu=3,memory=12Gi,pods=110";
   spec.watch_history = static_cast<size_t>(all_pods) * 6 + 1024;
-  spec.setup_objects = {{kube::resources::kPriorityClasses, PriorityClassJson("bench-low", 10)},
+  spec.setup_objects = {{kube::resources::kPriorityClasses, PriorityClassJson("bench-lowest", 5)},
+                        {kube::resources::kPriorityClasses, PriorityClassJson("bench-low", 10)},
                         {kube::resources::kPriorityClasses, PriorityClassJson("bench-high", 1000)}};
+  Result<std::vector<std::string>> crds = CopseCrds();
+  if (!crds.ok()) return crds.error();
+  for (std::string& crd : *crds) {
+    spec.setup_objects.emplace_back(kube::resources::kCustomResourceDefinitions, std::move(crd));
+  }
   auto started = Harness::Start(options, spec, progress);
   if (!started.ok()) return started.error();
   Harness& h = **started;
@@ -483,15 +533,18 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
 
   // Fill the cluster (not measured).
   const TimePoint fill_start = BenchClock::now();
-  if (Status s = CreateGroups(h, low, progress); !s.ok()) return s.error();
-  if (Status s = CreatePods(h, low, nullptr, progress); !s.ok()) return s.error();
-  if (!h.WaitFor([&] { return watcher.bound(); }, low.pods(), "fill", std::chrono::seconds(300),
+  for (const GangBatch* batch : {&semi, &low}) {
+    if (Status s = CreateGroups(h, *batch, progress); !s.ok()) return s.error();
+    if (Status s = CreatePods(h, *batch, nullptr, progress); !s.ok()) return s.error();
+  }
+  const int64_t fill_pods = semi.pods() + low.pods();
+  if (!h.WaitFor([&] { return watcher.bound(); }, fill_pods, "fill", std::chrono::seconds(300),
                  progress)) {
     return MakeError(ErrorCode::kTimeout, "fill: only " + std::to_string(watcher.bound()) + "/" +
-                                              std::to_string(low.pods()) + " bound " +
+                                              std::to_string(fill_pods) + " bound " +
                                               watcher.error());
   }
-  progress.Done("fill", low.pods(),
+  progress.Done("fill", fill_pods,
                 std::chrono::duration<double>(BenchClock::now() - fill_start).count());
 
   // Measure: high-priority gangs arrive on the full cluster.
@@ -616,6 +669,26 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
   }
   int64_t whole = 0, split = 0;
   for (const auto& [group, n] : evicted_per_low) (n >= low.size ? whole : split) += 1;
+  // Gangs left bound below their minimum (some members bound, fewer than the
+  // minimum): the victim rules must never leave one. Every batch counts.
+  int64_t below_minimum = 0;
+  std::string below_example;
+  int64_t semi_victims = 0;
+  std::vector<const GangBatch*> batches = {&semi, &low, &high};
+  for (const GangBatch& d : doomed) batches.push_back(&d);
+  for (const GangBatch* batch : batches) {
+    for (int64_t g = 0; g < batch->gangs; ++g) {
+      const int64_t live = bound_per_group[std::string(kNamespace) + "/" + batch->Group(g)];
+      if (batch == &semi) semi_victims += batch->size - live;
+      if (live > 0 && live < batch->min_count) {
+        ++below_minimum;
+        if (below_example.empty()) {
+          below_example = batch->Group(g) + " has " + std::to_string(live) + " of its minimum " +
+                          std::to_string(batch->min_count) + " bound";
+        }
+      }
+    }
+  }
   int64_t overfull_nodes = 0;
   for (const auto& [node, n] : live_per_node) overfull_nodes += n > kSlotsPerNode;
 
@@ -631,6 +704,9 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
   result.extras["victims"] = static_cast<double>(victims);
   result.extras["victims_per_placed_gang"] =
       placed_gangs > 0 ? static_cast<double>(victims) / static_cast<double>(placed_gangs) : 0;
+  result.extras["semi_preemptible_gangs"] = static_cast<double>(semi.gangs);
+  result.extras["semi_preemptible_victims"] = static_cast<double>(semi_victims);
+  result.extras["gangs_below_minimum"] = static_cast<double>(below_minimum);
   result.extras["victim_gangs_whole"] = static_cast<double>(whole);
   result.extras["victim_gangs_split"] = static_cast<double>(split);
   result.extras["victims_for_failed_gangs"] = static_cast<double>(victims_for_failed);
@@ -648,6 +724,11 @@ Result<BenchResult> RunGangPreemptBench(const BenchOptions& options, Progress& p
   result.targets["no eviction for a gang that failed"] =
       victims_for_failed == 0 && unattributed == 0 && doomed_bound == 0;
   result.targets["no node over capacity"] = overfull_nodes == 0;
+  result.targets["no gang below its minimum"] = below_minimum == 0;
+  if (below_minimum > 0) {
+    result.failures.push_back(std::to_string(below_minimum) +
+                              " gang(s) left bound below their minimum, e.g. " + below_example);
+  }
   return result;
 }
 

@@ -185,14 +185,6 @@ int32_t GangSpec::MinSubGroup(std::string_view node) const {
   return **value;
 }
 
-std::vector<size_t> GangSpec::RequiredChildren(std::string_view node) const {
-  std::vector<size_t> children = Children(node);
-  int32_t required = MinSubGroup(node);
-  if (required < 0) required = 0;
-  if (static_cast<size_t>(required) < children.size()) children.resize(required);
-  return children;
-}
-
 std::vector<size_t> GangSpec::Subtree(std::string_view node) const {
   std::vector<size_t> out;
   std::vector<bool> seen(sub_groups.size(), false);
@@ -238,14 +230,60 @@ int32_t GangSpec::MinMember(std::string_view node) const noexcept {
 
 namespace {
 
+struct ChildCost {
+  size_t index = 0;  // into sub_groups
+  int64_t pods = 0;  // RequiredPods of the child
+};
+
+int64_t RequiredPodsAt(const GangSpec& spec, std::string_view node, size_t depth);
+
+// The MinSubGroup(node) children needing the fewest pods (ties in list
+// order), in list order, with what each needs.
+std::vector<ChildCost> CheapestChildren(const GangSpec& spec, std::string_view node, size_t depth) {
+  std::vector<ChildCost> children;
+  for (size_t child : spec.Children(node)) {
+    children.push_back({child, RequiredPodsAt(spec, spec.sub_groups[child].name, depth + 1)});
+  }
+  const size_t required = static_cast<size_t>(std::max(0, spec.MinSubGroup(node)));
+  if (required >= children.size()) return children;
+  std::stable_sort(children.begin(), children.end(),
+                   [](const ChildCost& a, const ChildCost& b) { return a.pods < b.pods; });
+  children.resize(required);
+  std::sort(children.begin(), children.end(),
+            [](const ChildCost& a, const ChildCost& b) { return a.index < b.index; });
+  return children;
+}
+
 int64_t RequiredPodsAt(const GangSpec& spec, std::string_view node, size_t depth) {
   if (depth > spec.sub_groups.size()) return 0;  // a cycle: cut it
   int64_t own = spec.MinMember(node);
   int64_t children = 0;
-  for (size_t child : spec.RequiredChildren(node)) {
-    children += RequiredPodsAt(spec, spec.sub_groups[child].name, depth + 1);
-  }
+  for (const ChildCost& child : CheapestChildren(spec, node, depth)) children += child.pods;
   return std::max(own, children);
+}
+
+}  // namespace
+
+std::vector<size_t> GangSpec::RequiredChildren(std::string_view node) const {
+  std::vector<size_t> out;
+  for (const ChildCost& child : CheapestChildren(*this, node, 0)) out.push_back(child.index);
+  return out;
+}
+
+namespace {
+
+// What the children of `node` hold (spec 002 Option 2): a leaf holds its
+// min_member pods, an inner subgroup max(its min_member, what its children
+// hold). 0 for a node without children.
+int64_t HeldBelow(const GangSpec& spec, std::string_view node, size_t depth) {
+  if (depth > spec.sub_groups.size()) return 0;  // a cycle: cut it
+  int64_t held = 0;
+  for (size_t child : spec.Children(node)) {
+    const SubGroupSpec& group = spec.sub_groups[child];
+    const int64_t below = HeldBelow(spec, group.name, depth + 1);
+    held += std::max<int64_t>(std::max(0, group.min_member), below);
+  }
+  return held;
 }
 
 }  // namespace
@@ -343,6 +381,7 @@ class Validator {
     CheckNames();
     CheckParents();
     for (size_t i = 0; i < spec_.sub_groups.size(); ++i) CheckSubGroup(i);
+    CheckHeld();
     CheckPodCounts();
     CheckTopology(std::nullopt);
     for (size_t i = 0; i < spec_.sub_groups.size(); ++i) CheckTopology(i);
@@ -465,6 +504,37 @@ class Validator {
     CheckMinSubGroup(i, group.min_sub_group, children);
   }
 
+  // Spec 002 Option 2: a node's minMember counts descendant pods, which
+  // (below a node with subgroups) are its subgroups' pods; a subgroup holds
+  // its minMember pods, or with subgroups of its own what they hold. A
+  // minMember above that cannot be met by the subgroups' minimums: the group
+  // would wait forever. Only on trees without cycles or unknown parents
+  // (CheckParents reported those).
+  void CheckHeld() {
+    // A broken tree or a bad minMember below has no meaningful sum (and
+    // was reported); the checks before this one are exactly those.
+    if (!errors_.empty()) return;
+    const size_t root_children = spec_.Children(kRootGroup).size();
+    if (spec_.IsGang() && root_children > 0) {
+      CheckHeldBy(std::nullopt, spec_.min_member, HeldBelow(spec_, kRootGroup, 0), root_children);
+    }
+    for (size_t i = 0; i < spec_.sub_groups.size(); ++i) {
+      const std::string& name = spec_.sub_groups[i].name;
+      const size_t children = spec_.Children(name).size();
+      if (children > 0) {
+        CheckHeldBy(i, spec_.sub_groups[i].min_member, HeldBelow(spec_, name, 0), children);
+      }
+    }
+  }
+
+  void CheckHeldBy(std::optional<size_t> index, int32_t min_member, int64_t held, size_t children) {
+    if (min_member <= held) return;
+    Add(paths_.MinMember(index),
+        "Invalid value: " + std::to_string(min_member) + ": must be <= " + std::to_string(held) +
+            " (the pods its " + std::to_string(children) + " subgroup" +
+            (children == 1 ? "" : "s") + " hold: the sum of their minMember)");
+  }
+
   void CheckPodCounts() {
     if (options_.pod_counts == nullptr) return;
     const GangPodCounts& counts = *options_.pod_counts;
@@ -570,6 +640,8 @@ std::vector<std::string> GangSpecWarnings(const GangSpec& spec,
     for (size_t child : required) need += spec.RequiredPods(spec.sub_groups[child].name);
     int32_t min_member = spec.MinMember(node);
     if (min_member <= need) return;
+    // More than all the children hold is an error (GangSpecErrors), not a warning.
+    if (min_member > HeldBelow(spec, node, 0)) return;
     warnings.push_back(paths.MinMember(index) + ": " + std::to_string(min_member) +
                        " is more than the " + std::to_string(need) + " pods its " +
                        std::to_string(required.size()) + " required subgroups need (minSubGroup " +

@@ -19,13 +19,16 @@
 //   - A node is satisfied when at least min_member pods below it are placed
 //     and at least min_sub_group of its children are satisfied.
 //
-// Which children are required. Children of a node are ordered by their
-// position in `sub_groups` (the order of the API object's `subGroups` list).
-// When min_sub_group is N, the *first N children in that order* are the
-// required ones; later children are optional (elastic) and are placed when
-// they fit. So list the replicas you care about most first. Every helper
-// below and the scheduler use this one rule (spec 002 leaves the ordering
-// open; this settles it).
+// Which children are required. When min_sub_group is N, *any* N satisfied
+// children satisfy their parent (spec 002's IsSubGroupReady); no child is
+// required by its position. The scheduler chooses the N it places first per
+// cycle (ready ones, i.e. those its bound members already satisfy, then those
+// needing the fewest pods, then those that fit; scheduler/topology_placement.h)
+// and places the others when they fit (elastic extras). The helpers below
+// count the cheapest choice: RequiredChildren are the N children needing the
+// fewest pods (ties in `sub_groups` order), RequiredPods what they need.
+// Readiness (gang tracker), victim selection and gang recovery all count
+// "any N" through IsSatisfied and RequiredPods.
 //
 // Topology levels. A TopologyConstraint names a copse Topology
 // (scheduling.copse.dev/v1alpha1, cluster-scoped, levels outermost first) and
@@ -146,7 +149,9 @@ struct GangSpec {
   std::optional<size_t> FindSubGroup(std::string_view name) const noexcept;
   // Direct children of `node`, in `sub_groups` order.
   std::vector<size_t> Children(std::string_view node) const;
-  // The first MinSubGroup(node) of Children(node): the required ones.
+  // The MinSubGroup(node) children of `node` that need the fewest pods
+  // (RequiredPods; ties in `sub_groups` order), in `sub_groups` order: the
+  // cheapest set that satisfies `node` (any N do).
   std::vector<size_t> RequiredChildren(std::string_view node) const;
   // Subgroups without children, in DepthFirstOrder.
   std::vector<size_t> Leaves() const;
@@ -160,9 +165,8 @@ struct GangSpec {
   int32_t MinMember(std::string_view node) const noexcept;
   // Effective minSubGroup of `node`: the value if set, else its number of children.
   int32_t MinSubGroup(std::string_view node) const;
-  // Pods that must be placed for `node` to be satisfied:
-  // max(min_member, sum of RequiredPods over its required children).
-  // For the root of a basic gang: 0.
+  // The fewest pods that can satisfy `node`: max(min_member, sum of
+  // RequiredPods over RequiredChildren(node)). For the root of a basic gang: 0.
   int32_t RequiredPods(std::string_view node) const;
   // The topology `node` works in: its own constraint's topology, else the
   // nearest ancestor's, else "" (levels are bare node label keys).
@@ -216,8 +220,9 @@ struct GangValidationOptions {
 //   spec.subGroups[2].parent: Not found: "decode-x"
 //   spec.subGroups[3].name: Duplicate value: "prefill-0"
 //   spec.subGroups[1].parent: Invalid value: "b": parent cycle: a -> b -> a
-//   spec.subGroups[0].minMember: Invalid value: 9: must be <= 8 (the pods that exist below it)
-//   spec.topologyConstraint.topology: Not found: "dc"
+//   spec.minMember: Invalid value: 30: must be <= 24 (the pods its 3 subgroups hold: the sum of
+//   their minMember) spec.subGroups[0].minMember: Invalid value: 9: must be <= 8 (the pods that
+//   exist below it) spec.topologyConstraint.topology: Not found: "dc"
 //   spec.subGroups[1].topologyConstraint.requiredTopologyLevel: Not found: "row": ...
 // Rules (spec 002 Option 2, issue 5, KEP-4671):
 //   - gang policy: min_member >= 1; basic policy: min_member == 0 and
@@ -227,6 +232,11 @@ struct GangValidationOptions {
 //     subgroup, no cycles (a subgroup that is its own parent included);
 //     min_member >= 1 on leaves, >= 0 on inner subgroups;
 //   - min_sub_group (root and subgroups): >= 0 and <= number of direct children;
+//   - a node with subgroups: min_member <= the descendant pods its
+//     subgroups hold, spec 002 Option 2's rule (a subgroup holds its
+//     min_member pods, or, with subgroups of its own, what they hold; e.g.
+//     minMember 30 over three replicas of minMember 8 is refused: 30 > 24).
+//     Pods beyond a subgroup's minimum stay elastic extras, not a minimum;
 //   - with pod counts: min_member of every node <= the pods below it;
 //   - topology: a named topology exists (when topologies are given); levels
 //     resolve in the effective topology (FindLevel), or are valid label keys
@@ -241,7 +251,7 @@ Status ValidateGangSpec(const GangSpec& spec, const GangValidationOptions& optio
 // messages for a Warning event (never a reason to reject). For each node with
 // children, when min_member is more than the pods its required children need
 // (min_sub_group × the children's minimums, i.e. the sum of RequiredPods of
-// the first min_sub_group children):
+// RequiredChildren) but not more than all its children hold:
 //   spec.minMember: 30 is more than the 24 pods its 3 required subgroups need
 //   (minSubGroup 3 × their minMember): it needs pods beyond its subgroups' minimums
 // With topologies: a preferred level outside (above) the required level, which

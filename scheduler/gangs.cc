@@ -336,6 +336,12 @@ std::set<std::string> GangTracker::PendingVictims(const queue::UnitKey& key) con
   return group == nullptr ? std::set<std::string>{} : group->pending_victims;
 }
 
+void GangTracker::AddEvicting(const std::set<std::string>& uids) {
+  evicting_.insert(uids.begin(), uids.end());
+}
+
+void GangTracker::ForgetEvicting(const std::string& uid) { evicting_.erase(uid); }
+
 std::vector<GangTracker::SpecEvent> GangTracker::TakeSpecEvents(const queue::UnitKey& key) {
   Group* group = Find(key);
   if (group == nullptr || group->spec_events.empty() || OwnershipOf(*group) != Ownership::kOurs) {

@@ -155,6 +155,13 @@ class GangTracker {
   // Delayed preemption in progress for the group: the victims' uids.
   void SetPendingVictims(const queue::UnitKey& key, std::set<std::string> victims);
   std::set<std::string> PendingVictims(const queue::UnitKey& key) const;
+  // Victims whose eviction copse has sent (any preemptor, pod or group) and
+  // whose deletion it has not seen yet. VictimRules counts them as gone, as
+  // terminating pods: two cycles in a row must not each take the one pod a
+  // semi-preemptible or Pod-mode group can spare. Forgotten when the pod is.
+  void AddEvicting(const std::set<std::string>& uids);
+  void ForgetEvicting(const std::string& uid);
+  bool Evicting(const std::string& uid) const { return evicting_.contains(uid); }
   // A group copse owns with bound members: what gang recovery looks at.
   struct BoundGroup {
     queue::UnitKey key;
@@ -202,6 +209,7 @@ class GangTracker {
 
   std::set<std::string, std::less<>> ours_;
   std::map<std::string, Group> groups_;  // by UnitKey::ToString()
+  std::set<std::string> evicting_;       // uids
 };
 
 }  // namespace copse::scheduler

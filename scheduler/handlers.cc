@@ -74,6 +74,7 @@ void SchedulerLoop::Apply(PodChanged& event) {
 
 void SchedulerLoop::Apply(PodGone& event) {
   reporter_.ForgetPod(event.uid);
+  gangs_.ForgetEvicting(event.uid);
   if (cache_.Knows(event.uid)) {
     cache_.RemovePod(event.uid);
     if (event.pod) queue_.AssignedPodDeleted(event.pod);

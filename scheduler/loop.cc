@@ -335,7 +335,7 @@ void SchedulerLoop::ApplyPodOutcome(const queue::PoppedUnit& unit, CycleOutcome&
       if (outcome.preemption.has_value()) {
         ++stats_.preemption_attempts;
         CountPreemption(*outcome.preemption);
-        preemption_.Actuate(*outcome.preemption);
+        gangs_.AddEvicting(preemption_.Actuate(*outcome.preemption));
         reporter_.VictimGroupsDisrupted(
             outcome.preemption->victims, kube::kReasonPreemptionByScheduler,
             "member pods preempted to make room for pod " + unit.pod().FullName());
@@ -387,7 +387,9 @@ void SchedulerLoop::ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcom
       }
       if (outcome.preemption.has_value()) {
         CountPreemption(*outcome.preemption);
-        gangs_.SetPendingVictims(key, preemption_.Actuate(*outcome.preemption));
+        std::set<std::string> victims = preemption_.Actuate(*outcome.preemption);
+        gangs_.AddEvicting(victims);
+        gangs_.SetPendingVictims(key, std::move(victims));
         reporter_.VictimGroupsDisrupted(
             outcome.preemption->victims, kube::kReasonPreemptionByScheduler,
             "member pods preempted to make room for pod group " + outcome.preemption->group);

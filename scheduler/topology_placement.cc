@@ -149,7 +149,13 @@ struct GroupNode {
   std::string name;  // "" for the root
   int parent = -1;
   std::vector<int> children;  // sub_groups order
+  // The children in the order phase 1 tries them (Plan): when min_sub_group
+  // leaves some optional, ready ones first, then those needing the fewest
+  // pods; impossible ones last. Any required_children of them satisfy the node.
+  std::vector<int> order;
   size_t required_children = 0;
+  int64_t need = 0;    // the fewest pods that satisfy the node (GangSpec::RequiredPods)
+  bool topup = false;  // the minimum needs pods beyond what Plan assigned below it
   int32_t min_member = 0;
   LevelRef required;
   LevelRef preferred;
@@ -542,8 +548,10 @@ class Placer {
     for (GroupNode& node : nodes_) {
       node.plan = 0;
       node.impossible = false;
+      node.topup = false;
     }
     std::vector<int64_t> planned_below(nodes_.size(), 0);
+    std::vector<int64_t> pods_below(nodes_.size(), 0);  // pending members in the subtree
     auto required_chain = [&](int x) {
       std::vector<int> out;
       std::vector<int> stack{x};
@@ -552,20 +560,26 @@ class Placer {
         stack.pop_back();
         out.push_back(y);
         const GroupNode& node = nodes_[y];
-        for (size_t i = node.required_children; i-- > 0;) stack.push_back(node.children[i]);
+        for (size_t i = node.required_children; i-- > 0;) stack.push_back(node.order[i]);
       }
       return out;
     };
     for (auto it = pre_order_.rbegin(); it != pre_order_.rend(); ++it) {
       const int x = *it;
       GroupNode& node = nodes_[x];
+      OrderChildren(node);
       const bool best_effort_root = x == 0 && !spec_.IsGang();
       int64_t have = node.bound_below;
+      int64_t need_children = 0;
+      pods_below[x] = static_cast<int64_t>(node.direct.size());
+      for (int c : node.children) pods_below[x] += pods_below[c];
       for (size_t i = 0; i < node.required_children; ++i) {
-        const int c = node.children[i];
+        const int c = node.order[i];
         have += planned_below[c];
+        need_children += nodes_[c].need;
         if (nodes_[c].impossible) node.impossible = true;
       }
+      node.need = std::max<int64_t>(best_effort_root ? 0 : node.min_member, need_children);
       int64_t missing = best_effort_root ? static_cast<int64_t>(node.direct.size())
                                          : static_cast<int64_t>(node.min_member) - have;
       if (missing > 0) {
@@ -583,6 +597,16 @@ class Placer {
           missing -= take;
         }
       }
+      if (missing > 0 && !best_effort_root) {
+        // Pods of the optional children (any N children may be the required
+        // ones): PlaceInside tops the minimum up from them.
+        int64_t optional = 0;
+        for (size_t i = node.required_children; i < node.order.size(); ++i) {
+          if (!nodes_[node.order[i]].impossible) optional += pods_below[node.order[i]];
+        }
+        node.topup = true;
+        missing -= optional;
+      }
       if (missing > 0) node.impossible = true;
       int64_t total = 0;
       for (int y : required_chain(x)) total += static_cast<int64_t>(nodes_[y].plan);
@@ -596,10 +620,30 @@ class Placer {
         ++node.demand[node.direct_class[i]];
       }
       for (size_t i = 0; i < node.required_children; ++i) {
-        const GroupNode& child = nodes_[node.children[i]];
+        const GroupNode& child = nodes_[node.order[i]];
         for (size_t c = 0; c < classes_.size(); ++c) node.demand[c] += child.demand[c];
       }
     }
+  }
+
+  // Spec 002: any min_sub_group children satisfy a node. The ones tried
+  // first (and counted in its demand) are the children its bound members
+  // already satisfy (re-placing a running gang keeps its replicas), then
+  // those with more members bound, then those needing the fewest pods; a
+  // child lacking members goes last. List order breaks ties. When every
+  // child is required the list order stays.
+  void OrderChildren(GroupNode& node) {
+    node.order = node.children;
+    if (node.required_children >= node.children.size()) return;
+    auto ready = [&](int c) { return nodes_[c].bound_below >= nodes_[c].need; };
+    std::stable_sort(node.order.begin(), node.order.end(), [&](int a, int b) {
+      const GroupNode& x = nodes_[a];
+      const GroupNode& y = nodes_[b];
+      if (x.impossible != y.impossible) return !x.impossible;
+      if (ready(a) != ready(b)) return ready(a);
+      if (x.bound_below != y.bound_below) return x.bound_below > y.bound_below;
+      return x.need - x.bound_below < y.need - y.bound_below;
+    });
   }
 
   // ---- bookkeeping ----
@@ -936,8 +980,33 @@ class Placer {
     GroupNode& node = nodes_[x];
     node.scope = scope;
     node.pref = pref;
-    for (size_t i = 0; i < node.required_children; ++i) {
-      if (!PlaceMin(node.children[i], scope, pref)) return false;
+    // Any required_children of the children satisfy x (spec 002): they are
+    // tried in Plan's order, and one that does not fit here is undone and
+    // the next tried instead, while enough remain.
+    size_t satisfied = 0;
+    const size_t substitutions_before = substitutions_;
+    std::string first_failure;
+    for (size_t k = 0; k < node.order.size() && satisfied < node.required_children; ++k) {
+      if (node.order.size() - k < node.required_children - satisfied) break;
+      const int c = node.order[k];
+      if (nodes_[c].impossible) break;  // ordered last: none after it is possible either
+      const size_t mark = Mark();
+      if (PlaceMin(c, scope, pref)) {
+        ++satisfied;
+        continue;
+      }
+      if (error_) return false;
+      if (first_failure.empty()) first_failure = failure_;
+      ++substitutions_;
+      Rollback(mark);
+      ResetSubtree(c);
+    }
+    if (satisfied < node.required_children) {
+      failure_ = !first_failure.empty() ? first_failure
+                                        : Prefix(x) + std::to_string(satisfied) + " of the " +
+                                              std::to_string(node.required_children) +
+                                              " subgroups it needs can be placed";
+      return false;
     }
     std::vector<PodPtr> pods;
     for (size_t i = 0; i < node.direct.size() && pods.size() < node.plan; ++i) {
@@ -956,16 +1025,81 @@ class Placer {
         return false;
       }
     }
+    // Plan's pods make the minimum unless another child stood in for a
+    // planned one (here or below), or the minimum needs optional children's pods.
+    const bool substituted = substitutions_ != substitutions_before;
+    if (!best_effort && (substituted || node.topup) && !TopUp(x)) return false;
     node.satisfied = true;
+    return true;
+  }
+
+  // Members placed by this call or already bound in x's subtree.
+  int64_t CountBelow(int x) const {
+    int64_t total = nodes_[x].bound_below;
+    std::vector<int> stack{x};
+    while (!stack.empty()) {
+      const int y = stack.back();
+      stack.pop_back();
+      for (uint8_t f : nodes_[y].placed) total += f;
+      for (int c : nodes_[y].children) stack.push_back(c);
+    }
+    return total;
+  }
+
+  // Brings x's subtree up to x's min_member: first the unplaced pods of x
+  // and of its satisfied descendants (each in its own scope, so subgroup
+  // constraints hold), then optional children placed whole (PlaceMin) with
+  // their spare pods. The caller undoes a failure.
+  bool TopUp(int x) {
+    GroupNode& node = nodes_[x];
+    int64_t missing = node.min_member - CountBelow(x);
+    auto spare = [&](int top) {
+      std::vector<int> stack{top};
+      while (!stack.empty() && missing > 0 && !error_) {
+        const int y = stack.back();
+        stack.pop_back();
+        GroupNode& below = nodes_[y];
+        if (y != x && !below.satisfied) continue;
+        std::vector<PodPtr> pods;
+        for (size_t i = 0; i < below.direct.size() && static_cast<int64_t>(pods.size()) < missing;
+             ++i) {
+          if (!below.placed[i]) pods.push_back(below.direct[i]);
+        }
+        if (!pods.empty()) {
+          missing -= static_cast<int64_t>(PlacePods(pods, below.scope, 0, below.pref));
+        }
+        for (auto it = below.order.rbegin(); it != below.order.rend(); ++it) stack.push_back(*it);
+      }
+    };
+    if (missing > 0) spare(x);
+    for (size_t k = 0; k < node.order.size() && missing > 0 && !error_; ++k) {
+      const int c = node.order[k];
+      if (nodes_[c].satisfied || nodes_[c].impossible) continue;
+      const size_t mark = Mark();
+      if (PlaceMin(c, node.scope, node.pref)) {
+        missing = node.min_member - CountBelow(x);
+        if (missing > 0) spare(c);
+      } else if (!error_) {
+        Rollback(mark);
+        ResetSubtree(c);
+      }
+    }
+    if (error_) return false;
+    if (missing > 0) {
+      failure_ = Prefix(x) + std::to_string(node.min_member - missing) + "/" +
+                 std::to_string(node.min_member) + " of its minMember pods fit" +
+                 (node.scope.all ? "" : " in " + node.scope.label);
+      return false;
+    }
     return true;
   }
 
   // Phase 2a: optional children of satisfied nodes, each all-or-nothing.
   void FillOptional(int x) {
     GroupNode& node = nodes_[x];
-    for (size_t i = 0; i < node.children.size() && !error_; ++i) {
-      const int c = node.children[i];
-      if (i < node.required_children) {
+    for (size_t i = 0; i < node.order.size() && !error_; ++i) {
+      const int c = node.order[i];
+      if (nodes_[c].satisfied) {
         FillOptional(c);
         continue;
       }
@@ -1250,6 +1384,7 @@ class Placer {
 
   std::vector<Record> records_;
   std::vector<NodeIndex> dirty_;
+  size_t substitutions_ = 0;  // children that did not fit and were replaced by another
   bool error_ = false;
   bool short_of_capacity_ = false;
   bool waiting_for_members_ = false;

@@ -33,9 +33,13 @@
 //   2. Plan (which pods make each node's minimum): a leaf needs min_member
 //      pods (less the members already bound); an inner node needs its
 //      required children's minimums, and when min_member asks for more, the
-//      rest from its own pods, then from its required children's spare pods.
-//      The required children are the *first* MinSubGroup(node) children in
-//      `sub_groups` order (core/gang.h); later children are optional.
+//      rest from its own pods, then from its required children's spare pods,
+//      then from its optional children. Any MinSubGroup(node) children
+//      satisfy a node (spec 002's IsSubGroupReady, core/gang.h): they are
+//      tried ready ones first (children the bound members already satisfy,
+//      then those with more bound), then those needing the fewest pods, then
+//      list order; children lacking members last. The first MinSubGroup(node)
+//      of that order make the node's demand; the rest are optional.
 //   3. Phase 1, the minimum, all-or-nothing per node, from the root down.
 //      Placing node X inside scope S (a set of nodes; the whole cluster at
 //      the root):
@@ -56,10 +60,15 @@
 //      Gangs and subgroups without any level are placed by PlaceGang and the
 //      profile's Score plugins (DomainPacking sends accelerator pods to the
 //      least free racks and blocks).
-//      c. Inside: the required children in order (recursively, each in X's
-//         scope), then X's planned pods with PlaceGang restricted to the
-//         scope's nodes (GangPlacementOptions::allowed_nodes), so every pod
-//         passes the profile's Filter and is placed by its Score.
+//      c. Inside: the children in step 2's order until MinSubGroup(X) of
+//         them are placed (recursively, each in X's scope); one that does not
+//         fit is undone and the next tried, while enough remain. Then X's
+//         planned pods with PlaceGang restricted to the scope's nodes
+//         (GangPlacementOptions::allowed_nodes), so every pod passes the
+//         profile's Filter and is placed by its Score. When a child stood in
+//         for another, or the minimum needs optional children's pods, X is
+//         topped up to its min_member: spare pods of its placed subtree (each
+//         in its subgroup's scope), then optional children placed whole.
 //   4. Phase 2, elastic extras, only when the root is satisfied: optional
 //      children (each all-or-nothing for its own minimum, in the scope of its
 //      parent, with its own levels), then every remaining pod of a satisfied

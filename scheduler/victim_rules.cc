@@ -11,7 +11,9 @@ VictimRules::VictimRules(const Snapshot& snapshot, const GangTracker& gangs,
   for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) {
     for (const PodRef& pod : snapshot.pods(n)) {
       if (pod->group_kind == PodInfo::GroupKind::kNone || pod->pod_group.empty()) continue;
-      if (pod->terminating) continue;  // leaving anyway: counts for no minimum
+      // Leaving anyway (terminating, or evicted by an earlier cycle and not
+      // yet gone): counts for no minimum.
+      if (pod->terminating || gangs.Evicting(pod->uid)) continue;
       const queue::UnitKey key = GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
       auto [it, inserted] = groups_.try_emplace(key.ToString());
       if (inserted) it->second.spec = gangs.Spec(key);

@@ -113,6 +113,10 @@ int RunBench(int argc, char** argv) {
         return 1;
       }
     }
+    for (const std::string& failure : result->failures) {
+      std::cerr << "copse bench " << scenario << ": FAILED: " << failure << "\n";
+    }
+    if (!result->failures.empty()) return 1;
     if (result->timed_out) {
       std::cerr << "copse bench " << scenario << ": timed out with " << result->pods_bound << "/"
                 << result->pods << " pods bound\n";

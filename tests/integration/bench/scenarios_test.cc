@@ -141,6 +141,19 @@ TEST(BenchScenarios, GangPreempt) {
   ExpectContract(*r, true);
   ExpectInvariants(*r, 3, 1);
   EXPECT_EQ(r->extras.at("doomed_pods_bound"), 0);
+  // Semi-preemptible gangs (a quarter of the 20 filling gangs) lose at most
+  // their third pod; no gang is left bound below its minimum.
+  EXPECT_EQ(r->extras.at("semi_preemptible_gangs"), 5);
+  EXPECT_LE(r->extras.at("semi_preemptible_victims"), 5);
+  EXPECT_EQ(r->extras.at("gangs_below_minimum"), 0);
+  EXPECT_TRUE(r->failures.empty()) << r->failures.front();
+  std::map<std::string, int64_t> semi_bound;
+  for (const auto& [pod, node] : r->placement) {
+    if (pod.starts_with("semi-")) ++semi_bound[pod.substr(0, pod.rfind('-'))];
+  }
+  EXPECT_EQ(semi_bound.size(), 5u) << "every semi-preemptible gang keeps its minimum";
+  for (const auto& [gang, n] : semi_bound) EXPECT_GE(n, 2) << gang;
+  EXPECT_GT(r->extras.at("victims_per_placed_gang"), 0);
 }
 
 TEST(BenchScenarios, Topology) {

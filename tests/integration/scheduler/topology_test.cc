@@ -375,6 +375,31 @@ TEST(TopologyIntegration, ValidationErrorsNameTheField) {
     return it != events.end() && it->second.find("spec.minSubGroup") != std::string::npos;
   }));
   EXPECT_TRUE(cluster.GetPod("default", "bad-b")->spec.node_name.empty());
+
+  // A minMember above what the subgroups hold (spec 002: the sum of their
+  // minMember) would wait forever: InvalidSpec, naming the field.
+  cluster.Create(
+      kCopsePodGroups, "default",
+      GroupJson(
+          "big",
+          R"({"minMember":3,"subGroups":[{"name":"a","minMember":1},{"name":"b","minMember":1}]})"));
+  for (const char* sg : {"a", "b"}) {
+    for (int i = 0; i < 2; ++i) {
+      cluster.Create(
+          kPods, "default",
+          PodJson(Member("big", "big-" + std::string(sg) + "-" + std::to_string(i), "1", sg)));
+    }
+  }
+  const std::string too_big =
+      "scheduling.copse.dev/v1alpha1 PodGroup default/big is invalid: spec.minMember: Invalid "
+      "value: 3: must be <= 2 (the pods its 2 subgroups hold: the sum of their minMember)";
+  ASSERT_TRUE(WaitUntil([&] { return FailedSchedulingSays(cluster, "big-a-0", too_big); }));
+  ASSERT_TRUE(WaitUntil([&] {
+    auto events = GroupEvents(cluster, "big");
+    auto it = events.find("InvalidSpec");
+    return it != events.end() && it->second.find("spec.minMember") != std::string::npos;
+  }));
+  EXPECT_EQ(BoundPerGang(cluster)["big"].count, 0);
 }
 
 // An unknown Topology is reported on the members (naming the field) until the
@@ -409,13 +434,13 @@ TEST(TopologyIntegration, GroupWaitsForItsTopologyAndWarnsAboutConsistency) {
   ASSERT_TRUE(WaitUntil([&] { return BoundPerGang(cluster)["later"].count == 4; }));
   EXPECT_EQ(BoundPerGang(cluster)["later"].racks.size(), 1u);
 
-  // minMember 6 is more than the 4 its two required subgroups need: legal
-  // (spare pods make it up), with a Warning event.
+  // minMember 6 is more than the 4 its two required subgroups need (of
+  // three, which hold 6): legal (spare pods make it up), with a Warning event.
   cluster.Create(
       kCopsePodGroups, "default",
       GroupJson(
           "odd",
-          R"({"minMember":6,"subGroups":[{"name":"x","minMember":2},{"name":"y","minMember":2}]})"));
+          R"({"minMember":6,"minSubGroup":2,"subGroups":[{"name":"x","minMember":2},{"name":"y","minMember":2},{"name":"z","minMember":2}]})"));
   for (int i = 0; i < 3; ++i) {
     cluster.Create(kPods, "default",
                    PodJson(Member("odd", "odd-x-" + std::to_string(i), "500m", "x")));

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -110,15 +112,37 @@ TEST(GangTree, UnsetMinSubGroupRequiresEveryChild) {
   EXPECT_EQ(g.RequiredPods("prefill"), 32);
 }
 
-TEST(GangTree, ReorderingSubGroupsChangesWhichChildrenAreRequired) {
+// Any minSubGroup children satisfy a node (spec 002's IsSubGroupReady): the
+// position in the list does not make a child required. RequiredChildren is
+// the cheapest choice (fewest pods, ties in list order), RequiredPods what it needs.
+TEST(GangTree, AnyNChildrenSatisfyTheCheapestAreCounted) {
   GangSpec g = Gang(9, 3);
-  g.sub_groups = {Sub("workers-2", "", 4), Sub("leader", "", 1), Sub("workers-0", "", 4),
-                  Sub("workers-1", "", 4)};
+  g.sub_groups = {Sub("workers-2", "", 4), Sub("big", "", 6), Sub("leader", "", 1),
+                  Sub("workers-0", "", 4), Sub("workers-1", "", 4)};
   EXPECT_THAT(Names(g, g.RequiredChildren(kRootGroup)),
               ElementsAre("workers-2", "leader", "workers-0"));
-  std::swap(g.sub_groups[0], g.sub_groups[3]);
+  EXPECT_EQ(g.RequiredPods(kRootGroup), 9);
+  std::swap(g.sub_groups[0], g.sub_groups[4]);  // workers-1 first now
   EXPECT_THAT(Names(g, g.RequiredChildren(kRootGroup)),
               ElementsAre("workers-1", "leader", "workers-0"));
+  // The leader listed last is still among the cheapest.
+  std::rotate(g.sub_groups.begin(), g.sub_groups.begin() + 3, g.sub_groups.end());
+  EXPECT_EQ(g.sub_groups.back().name, "leader");
+  EXPECT_THAT(Names(g, g.RequiredChildren(kRootGroup)),
+              ElementsAre("workers-0", "workers-2", "leader"));
+  // minSubGroup 2: the leader and one worker group, 1 + 4 = 5 pods (above minMember 2).
+  g.min_sub_group = 2;
+  g.min_member = 2;
+  EXPECT_EQ(g.RequiredPods(kRootGroup), 5);
+
+  // IsSatisfied takes any N: the big child and one worker group satisfy the
+  // root as well as the cheapest two.
+  std::map<std::string, int32_t, std::less<>> placed = {{"big", 6}, {"workers-2", 4}};
+  EXPECT_TRUE(g.IsSatisfied(kRootGroup, placed));
+  placed = {{"big", 6}, {"workers-2", 3}};
+  EXPECT_FALSE(g.IsSatisfied(kRootGroup, placed));  // workers-2 below its 4
+  placed = {{"leader", 1}, {"workers-1", 4}};
+  EXPECT_TRUE(g.IsSatisfied(kRootGroup, placed));
 }
 
 TEST(GangTree, EffectiveTopologyIsInheritedFromTheNearestAncestor) {
@@ -188,16 +212,22 @@ TEST(GangSpecExamples, Spec002WorkedExamplesAreValidWithoutWarnings) {
 }
 
 TEST(GangSpecWarnings, MinMemberAboveWhatTheRequiredChildrenNeed) {
-  // Spec 002: minMember 10 with 3 x 8 is valid and silent; 30 warns.
+  // Spec 002: minMember 10 with 3 x 8 is valid and silent; with 2 of 4
+  // replicas required, 20 warns (it needs a third replica, or spare pods).
   GangSpec g = Gang(10, 3);
   g.sub_groups = {Sub("replica-0", "", 8), Sub("replica-1", "", 8), Sub("replica-2", "", 8)};
   EXPECT_THAT(GangSpecWarnings(g), IsEmpty());
-  g.min_member = 30;
+  g.min_sub_group = 2;
+  g.min_member = 20;
   EXPECT_TRUE(ValidateGangSpec(g).ok());  // a warning, not an error
   EXPECT_THAT(GangSpecWarnings(g),
-              ElementsAre("spec.minMember: 30 is more than the 24 pods its 3 required subgroups "
-                          "need (minSubGroup 3 × their minMember): it needs pods beyond its "
+              ElementsAre("spec.minMember: 20 is more than the 16 pods its 2 required subgroups "
+                          "need (minSubGroup 2 × their minMember): it needs pods beyond its "
                           "subgroups' minimums"));
+  // Above what all three hold, it is an error and no longer a warning.
+  g.min_member = 30;
+  EXPECT_FALSE(ValidateGangSpec(g).ok());
+  EXPECT_THAT(GangSpecWarnings(g), IsEmpty());
 
   // On a nested subgroup the path names it; only required children count.
   GangSpec nested = Gang(20, 1);
@@ -362,6 +392,56 @@ TEST(GangSpecValidation, MinMemberAgainstThePodsThatExist) {
                           "exist)"));
   total.total = 10;
   EXPECT_THAT(GangSpecErrors(flat, options), IsEmpty());
+}
+
+// Spec 002 Option 2: minMember counts descendant pods, which below a node
+// with subgroups are the pods its subgroups hold (their minMember, or what
+// their own subgroups hold). More can never be met: refused, naming the field.
+TEST(GangSpecValidation, MinMemberAboveWhatTheSubGroupsHold) {
+  // Spec 002's example: 30 over three replicas of 8.
+  GangSpec g = Gang(30, 3);
+  g.sub_groups = {Sub("replica-0", "", 8), Sub("replica-1", "", 8), Sub("replica-2", "", 8)};
+  EXPECT_THAT(GangSpecErrors(g), ElementsAre("spec.minMember: Invalid value: 30: must be <= 24 "
+                                             "(the pods its 3 subgroups hold: the sum of their "
+                                             "minMember)"));
+  g.min_member = 24;
+  EXPECT_THAT(GangSpecErrors(g), IsEmpty());
+  // Optional replicas hold pods too: 2 of 4 required, 32 held.
+  g.min_sub_group = 2;
+  g.sub_groups.push_back(Sub("replica-3", "", 8));
+  g.min_member = 32;
+  EXPECT_THAT(GangSpecErrors(g), IsEmpty());
+  g.min_member = 33;
+  EXPECT_THAT(GangSpecErrors(g), ElementsAre("spec.minMember: Invalid value: 33: must be <= 32 "
+                                             "(the pods its 4 subgroups hold: the sum of their "
+                                             "minMember)"));
+
+  // Nested: an inner subgroup holds max(its minMember, what its children
+  // hold); each level is checked and named.
+  GangSpec nested = Gang(30, 2);
+  nested.sub_groups = {Sub("prefill", "", 20, 1), Sub("p0", "prefill", 8), Sub("p1", "prefill", 8),
+                       Sub("decode", "", 4), Sub("d0", "decode", 4)};
+  EXPECT_THAT(GangSpecErrors(nested),
+              ElementsAre("spec.minMember: Invalid value: 30: must be <= 24 (the pods its 2 "
+                          "subgroups hold: the sum of their minMember)",
+                          "spec.subGroups[0].minMember: Invalid value: 20: must be <= 16 (the pods "
+                          "its 2 subgroups hold: the sum of their minMember)"));
+  nested.sub_groups[0].min_member = 16;
+  nested.min_member = 20;
+  EXPECT_THAT(GangSpecErrors(nested), IsEmpty());
+  // One subgroup: the singular.
+  GangSpec one = Gang(5);
+  one.sub_groups = {Sub("only", "", 4)};
+  EXPECT_THAT(GangSpecErrors(one), ElementsAre("spec.minMember: Invalid value: 5: must be <= 4 "
+                                               "(the pods its 1 subgroup hold: the sum of their "
+                                               "minMember)"));
+
+  // Without subgroups the pods are not declared: any minMember >= 1 is fine.
+  EXPECT_THAT(GangSpecErrors(Gang(1000)), IsEmpty());
+  // A broken tree (unknown parent) is reported as such, without a sum.
+  GangSpec broken = Gang(30);
+  broken.sub_groups = {Sub("a", "", 1), Sub("b", "nope", 1)};
+  EXPECT_THAT(GangSpecErrors(broken), ElementsAre("spec.subGroups[1].parent: Not found: \"nope\""));
 }
 
 TEST(GangSpecValidation, TopologyNamesAndLevels) {

@@ -170,6 +170,43 @@ TEST(GangValidation, CopsePodGroupIsCheckedOnCreateAndUpdate) {
   EXPECT_FALSE(spec.contains("preemptibility"));
 }
 
+// Issue 15 item 5: a minMember above the pods its subgroups hold (spec 002:
+// the sum of their minMember) would wait forever; refused on create and on
+// update, naming the field, and nothing changes.
+TEST(GangValidation, CopsePodGroupMinMemberAboveItsSubGroupsIsRefused) {
+  auto store = StoreWithCrds();
+  json group = CopsePodGroup(2);
+  group["spec"]["minMember"] = 3;  // two subgroups of minMember 1 hold 2
+  auto bad = store->Create(resources::kCopsePodGroups, "default", group.dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().http_status, 422);
+  EXPECT_NE(bad.error().message.find("spec.minMember: Invalid value: 3: must be <= 2 (the pods "
+                                     "its 2 subgroups hold: the sum of their minMember)"),
+            std::string::npos)
+      << bad.error().message;
+  EXPECT_FALSE(store->Get(resources::kCopsePodGroups, "default", "inference").ok());
+
+  ASSERT_TRUE(store->Create(resources::kCopsePodGroups, "default", CopsePodGroup(1).dump()).ok());
+  // Raising a subgroup's minimum makes room for a larger group minimum ...
+  EXPECT_TRUE(store
+                  ->Patch(resources::kCopsePodGroups, "default", "inference",
+                          apiserver::PatchType::kMerge,
+                          R"({"spec":{"minMember":4,"subGroups":[{"name":"a","minMember":3},)"
+                          R"({"name":"b","minMember":1}]}})")
+                  .ok());
+  // ... and an update past it is refused, leaving the stored spec alone.
+  auto worse = store->Patch(resources::kCopsePodGroups, "default", "inference",
+                            apiserver::PatchType::kMerge, R"({"spec":{"minMember":5}})");
+  ASSERT_FALSE(worse.ok());
+  EXPECT_EQ(worse.error().http_status, 422);
+  EXPECT_NE(worse.error().message.find("spec.minMember: Invalid value: 5: must be <= 4"),
+            std::string::npos)
+      << worse.error().message;
+  auto got = store->Get(resources::kCopsePodGroups, "default", "inference");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(json::parse((*got)->json)["spec"]["minMember"], 4);
+}
+
 TEST(GangValidation, SchemaOnlyStoreTakesWhatAKubeApiserverWould) {
   apiserver::StoreOptions options;
   options.gang_rules = false;

@@ -242,6 +242,41 @@ TEST_F(SchedulingQueueTest, GroupBacksOffByItsOwnSettings) {
   EXPECT_FALSE(queue->DeleteGroup(key));
 }
 
+// A group unit passes the PreEnqueue gates only when every member does: one
+// gated member keeps the whole group in the gated pool (not popped, no
+// attempt counted); an upsert whose members are all admitted takes it out.
+TEST_F(SchedulingQueueTest, GroupWithAGatedMemberWaitsInTheGatedPool) {
+  auto queue = NewQueue();
+  const UnitKey key = UnitKey::ForPodGroup(testing::kNamespace, "g");
+  auto gated = MakePod("g-1", 5, {{"gated", "yes"}});
+  PodList members = {MakePod("g-0", 5), gated};
+  EXPECT_EQ(queue->UpsertGroup(key, members), QueueLocation::kGated);
+  EXPECT_EQ(queue->PendingUnits().gated, 1u);
+  EXPECT_EQ(queue->PendingPods().gated, 2u);
+  EXPECT_EQ(queue->Find(key)->gating_plugin, std::optional<PluginId>(kGates));
+  EXPECT_FALSE(queue->Pop().has_value());
+  // Cluster events and flushes leave it there.
+  queue->MoveAllToActiveOrBackoffQueue(ClusterEvent{}, {}, {});
+  clock_.Advance(1h);
+  EXPECT_EQ(queue->FlushUnschedulablePodsLeftover(), 0u);
+  EXPECT_EQ(queue->Find(key)->location, QueueLocation::kGated);
+
+  // The gate lifts on the member: the group leaves the gated pool.
+  members[1] = Edited(gated, [](PodInfo& p) { p.labels.erase("gated"); });
+  const QueueLocation moved = queue->UpsertGroup(key, members);
+  EXPECT_NE(moved, QueueLocation::kGated);
+  EXPECT_EQ(queue->PendingUnits().gated, 0u);
+  if (moved == QueueLocation::kBackoff) {
+    clock_.Advance(1h);
+    EXPECT_EQ(queue->FlushBackoffQCompleted(), 1u);
+  }
+  std::optional<PoppedUnit> popped = queue->Pop();
+  ASSERT_TRUE(popped.has_value());
+  EXPECT_EQ(popped->key(), key);
+  EXPECT_EQ(popped->pods.size(), 2u);
+  EXPECT_EQ(popped->attempts, 1) << "time in the gated pool is no attempt";
+}
+
 TEST_F(SchedulingQueueTest, ZeroMaxBackoffDisablesBackoff) {
   QueueOptions options;
   options.pod_max_backoff = 0s;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "core/clock.h"
 #include "kube/pod.h"
@@ -278,6 +279,32 @@ TEST(GangTracker, BarrierWaitsForTheObjectAndForMinCount) {
   d = tracker.Remove(*Member("a", "g"));
   d = tracker.Remove(*Member("b", "g"));
   EXPECT_EQ(d.readiness, GangTracker::Readiness::kEmpty);
+}
+
+// Members a PreEnqueue plugin gates (spec.schedulingGates, ...) neither count
+// towards the group's minimum nor are queued with it; once the gate lifts
+// the member counts, and the group is queued with it.
+TEST(GangTracker, GatedMembersCountOnceTheirGateLifts) {
+  GangTracker tracker;
+  tracker.SetSpec(PodInfo::GroupKind::kWorkloadPodGroup, Gang("g", 3));
+  tracker.UpsertPending(Member("a", "g"));
+  tracker.UpsertPending(Member("b", "g"));
+  auto gated = Member("c", "g");
+  auto d = tracker.UpsertGated(gated);
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kWaitingForMembers) << d.message;
+  EXPECT_TRUE(d.members.empty());
+  // Another gated member does not make it ready either.
+  d = tracker.UpsertGated(Member("d", "g"));
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kWaitingForMembers);
+  // c's gate lifts: 3 pending members, ready; d stays out of the unit.
+  d = tracker.UpsertPending(gated);
+  ASSERT_EQ(d.readiness, GangTracker::Readiness::kReady);
+  std::set<std::string> names;
+  for (const auto& pod : d.members) names.insert(pod->name);
+  EXPECT_EQ(names, (std::set<std::string>{"a", "b", "c"}));
+  // A member gated again (its gates changed back) leaves the unit.
+  d = tracker.UpsertGated(gated);
+  EXPECT_EQ(d.readiness, GangTracker::Readiness::kWaitingForMembers);
 }
 
 // The scheduler skips re-deriving a group's spec for an update of the same

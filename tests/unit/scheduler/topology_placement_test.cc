@@ -1,7 +1,7 @@
 // PlaceGangWithTopology on in-memory snapshots (no API server): required
 // rack packing tightest-fit first, the shortfall message, preferred levels,
-// spec 002's elastic minimums (minMember + minSubGroup, the first children
-// required, optional ones placed when they fit) and its worked examples,
+// spec 002's elastic minimums (minMember + minSubGroup: any N children,
+// ready ones first, optional ones placed when they fit) and its worked examples,
 // members already bound pinning the domain, bare topologyKey levels,
 // validation errors naming the field; then quality against a brute-force
 // exact solver on 200 small random instances and stranded GPUs against a
@@ -622,14 +622,16 @@ TEST(TopologyPlacement, Spec002LeaderAndWorkers) {
 }
 
 TEST(TopologyPlacement, MinMemberBeyondTheChildrenTakesSparePods) {
-  // minMember 10 with 2 required children of minMember 4 each: two more pods
-  // are needed, taken from the children's spare pods.
+  // minMember 10 with 2 required children of minMember 4 each (of 3; the
+  // third has no pods yet): two more pods are needed, taken from the
+  // children's spare pods.
   TopoCluster cluster;
   cluster.Build(1, 1, 1, 3, {{"cpu", "4"}, {"pods", "110"}});
   Snapshot& snapshot = cluster.Sync();
   Runner runner;
   GangSpec spec = Gang("g", 10);
-  spec.sub_groups = {Sub("a", 4), Sub("b", 4)};
+  spec.min_sub_group = 2;
+  spec.sub_groups = {Sub("a", 4), Sub("b", 4), Sub("c", 4)};
   std::vector<PodPtr> members = Members(cluster.names, "g", 6, {{"cpu", "1"}}, "a");
   for (const PodPtr& p : Members(cluster.names, "g", 6, {{"cpu", "1"}}, "b")) members.push_back(p);
   TopologyGangPlacement p = runner.Place(snapshot, members, spec);
@@ -645,6 +647,123 @@ TEST(TopologyPlacement, MinMemberBeyondTheChildrenTakesSparePods) {
   TopologyGangPlacement q = runner.Place(s2, again, spec);
   EXPECT_FALSE(q.placement.satisfied);
   EXPECT_TRUE(q.placement.placed.empty());
+}
+
+// Spec 002's IsSubGroupReady: any minSubGroup children satisfy their
+// parent. The first replica in the list cannot fit anywhere (its pods ask for
+// more cpu than a node has); the other three can: they are the required ones.
+TEST(TopologyPlacement, AnyNChildrenSatisfyMinSubGroupNotTheFirstN) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 3, 2, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  GangSpec spec = Gang("prefill", 24);
+  spec.topology_constraint.topology = "dc";
+  spec.min_sub_group = 3;
+  std::vector<PodPtr> members;
+  for (int r = 0; r < 4; ++r) {
+    const std::string name = "prefill-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
+    const char* cpu = r == 0 ? "5" : "1";
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", cpu}}, name))
+      members.push_back(p);
+  }
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 24u);
+  EXPECT_FALSE(p.sub_groups[0].satisfied);
+  EXPECT_EQ(p.sub_groups[0].placed, 0);
+  for (int r = 1; r < 4; ++r) EXPECT_TRUE(p.sub_groups[r].satisfied) << r;
+  auto racks = DomainsBySubGroup(cluster, p, kRack);
+  for (int r = 1; r < 4; ++r) EXPECT_EQ(racks["prefill-" + std::to_string(r)].size(), 1u) << r;
+  ExpectWithinAllocatable(snapshot);
+  // The same with only two racks free for 1-cpu pods: fewer than 3 replicas
+  // fit, so nothing is placed.
+  TopoCluster small;
+  small.Build(1, 1, 2, 2, {{"cpu", "4"}, {"pods", "110"}});
+  Snapshot& s2 = small.Sync();
+  std::vector<PodPtr> again;
+  for (int r = 0; r < 4; ++r) {
+    const char* cpu = r == 0 ? "5" : "1";
+    for (const PodPtr& q :
+         Members(small.names, "prefill", 8, {{"cpu", cpu}}, spec.sub_groups[r].name))
+      again.push_back(q);
+  }
+  TopologyGangPlacement q = runner.Place(s2, again, spec);
+  EXPECT_FALSE(q.placement.satisfied);
+  EXPECT_TRUE(q.placement.placed.empty());
+  for (NodeIndex n = 0; n < s2.num_nodes(); ++n) EXPECT_EQ(s2.pod_count(n), 0u);
+}
+
+// A replica whose members are already bound counts first: re-placing a gang
+// (more members arrived, or one was lost) keeps the replica that runs. Room
+// for one more replica only: the bound prefill-2 and one other make the 2.
+TEST(TopologyPlacement, ReadyChildrenAreRequiredFirst) {
+  TopoCluster cluster;
+  cluster.Build(1, 1, 2, 2, {{"cpu", "4"}, {"pods", "110"}});
+  // prefill-2's 8 pods fill rack-1-1-2.
+  for (int i = 0; i < 8; ++i) {
+    auto bound =
+        Member(cluster.names, "prefill", "bound-" + std::to_string(i), {{"cpu", "1"}}, "prefill-2");
+    auto copy = std::make_shared<PodInfo>(*bound);
+    const std::string node = i < 4 ? "n-1-1-2-1" : "n-1-1-2-2";
+    copy->node_name = node;
+    cluster.node(node).AddPod(copy);
+  }
+  Snapshot& snapshot = cluster.Sync();
+  Runner runner;
+  runner.options.find_bound_members = true;
+  GangSpec spec = Gang("prefill", 16);
+  spec.topology_constraint.topology = "dc";
+  spec.min_sub_group = 2;
+  std::vector<PodPtr> members;
+  for (int r = 0; r < 3; ++r) {
+    const std::string name = "prefill-" + std::to_string(r);
+    spec.sub_groups.push_back(Sub(name, 8, "", std::nullopt, "rack"));
+    if (r == 2) continue;
+    for (const PodPtr& p : Members(cluster.names, "prefill", 8, {{"cpu", "1"}}, name))
+      members.push_back(p);
+  }
+  TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+  ASSERT_TRUE(p.placement.satisfied) << p.placement.failure;
+  EXPECT_EQ(p.placement.placed.size(), 8u);
+  EXPECT_EQ(p.sub_groups[2].bound, 8);
+  EXPECT_TRUE(p.sub_groups[2].satisfied);
+  EXPECT_EQ(p.sub_groups[0].placed + p.sub_groups[1].placed, 8);
+  ExpectWithinAllocatable(snapshot);
+}
+
+// minMember 20 over three replicas of 8 with minSubGroup 2: two replicas
+// make 16, so a third is placed whole to reach 20 (its pods count only as a
+// whole replica, all-or-nothing for its own minimum). With room for 20
+// pods only, the gang does not fit.
+TEST(TopologyPlacement, MinMemberBeyondTheRequiredChildrenTakesAnOptionalChild) {
+  GangSpec spec = Gang("g", 20);
+  spec.min_sub_group = 2;
+  spec.sub_groups = {Sub("a", 8), Sub("b", 8), Sub("c", 8)};
+  Runner runner;
+  for (const auto& [cpu, fits] :
+       std::vector<std::pair<std::string, bool>>{{"4", true}, {"5", false}}) {
+    TopoCluster cluster;
+    // 6 nodes of 4 cpu (24) or 4 nodes of 5 cpu (20).
+    cluster.Build(1, 1, 1, fits ? 6 : 4, {{"cpu", cpu.c_str()}, {"pods", "110"}});
+    Snapshot& snapshot = cluster.Sync();
+    std::vector<PodPtr> members;
+    for (const char* name : {"a", "b", "c"}) {
+      for (const PodPtr& p : Members(cluster.names, "g", 8, {{"cpu", "1"}}, name))
+        members.push_back(p);
+    }
+    TopologyGangPlacement p = runner.Place(snapshot, members, spec);
+    EXPECT_EQ(p.placement.satisfied, fits) << p.placement.failure;
+    if (fits) {
+      EXPECT_EQ(p.placement.placed.size(), 24u);
+      for (const SubGroupPlacement& sg : p.sub_groups) EXPECT_TRUE(sg.satisfied) << sg.name;
+    } else {
+      EXPECT_TRUE(p.placement.placed.empty());
+      for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) EXPECT_EQ(snapshot.pod_count(n), 0u);
+    }
+    ExpectWithinAllocatable(snapshot);
+  }
 }
 
 // ------------------------------------------------------------ bound members, keys, errors

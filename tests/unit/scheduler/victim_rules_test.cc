@@ -138,6 +138,29 @@ TEST(VictimRules, SemiPreemptibleLosesOnlyPodsBeyondItsMinimum) {
   EXPECT_FALSE(rules.Complete(two)) << "a semi-preemptible group never goes whole";
 }
 
+// A victim an earlier cycle evicted is still in the snapshot until its
+// deletion is seen: it counts as gone, so the next preemptor cannot take the
+// group's last spare pod a second time (found by gang-preempt's
+// semi-preemptible gangs, left below their minimum).
+TEST(VictimRules, VictimsBeingEvictedCountAsGone) {
+  World w(2, "4");
+  w.Spec(Gang("s", 3, Preemptibility::kSemiPreemptible));
+  std::vector<PodRef> members;
+  for (int i = 0; i < 4; ++i)
+    members.push_back(w.Member("s", "s-" + std::to_string(i), i % 2, "2"));
+  w.gangs.AddEvicting({members[0]->uid});
+  const VictimRules rules(w.cluster.snapshot(), w.gangs, kHigh);
+  const std::vector<PodRef> others = {members[1], members[2], members[3]};
+  EXPECT_TRUE(rules.Removable(others).empty()) << "3 left, minimum 3: none to spare";
+  std::vector<PodRef> one = {members[1]};
+  EXPECT_FALSE(rules.Complete(one));
+  // Once its deletion is seen (and it left the snapshot) nothing changes;
+  // forgetting it before would make it count again.
+  w.gangs.ForgetEvicting(members[0]->uid);
+  const VictimRules again(w.cluster.snapshot(), w.gangs, kHigh);
+  EXPECT_EQ(again.Removable(others).size(), 1u);
+}
+
 TEST(VictimRules, PreemptibleGangBrokenByVictimsGoesWhole) {
   World w(2, "4");
   w.Spec(Gang("g", 3));
