@@ -13,9 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 total=${1:-280}
-export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
-export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
-export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+source scripts/ccache-env.sh
 scripts/configure-sanitizer.sh build-fuzz
 mapfile -t names < <(cd tests/fuzz && ls -- *_fuzz.cc | sed 's/_fuzz\.cc$//')
 cmake --build build-fuzz -j "$(nproc)" --target "${names[@]/#/copse_fuzz_}"
