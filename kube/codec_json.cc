@@ -476,6 +476,10 @@ bool Read(Reader& r, Element e, OwnerReference& out) {
 }
 
 bool Read(Reader& r, Element e, ObjectMeta& out) {
+  // A repeated "metadata" key keeps its last value, as in the raw text's
+  // parse (nlohmann) and in Labels; merging into the first made the typed
+  // name differ from what Encode() writes back.
+  out = ObjectMeta{};
   return ForEachField(r, e, [&](std::string_view key, Element v) {
     switch (key.size() > 0 ? key[0] : '\0') {
       case 'a':

@@ -126,6 +126,24 @@ TEST(GroveCodec, DecodeErrorsNameTheField) {
             "spec.podgroups[0].podReferences[0].name: expected string, got number");
 }
 
+TEST(GroveCodecFuzzRegression, ARepeatedMetadataKeyRoundTripsItsName) {
+  // tests/fuzz/grove_codec_fuzz.cc's input (first byte: the kind, a
+  // PodCliqueScalingGroup): two "metadata" keys, only the first with a
+  // name. The typed name came from the first, Encode() wrote the second.
+  const std::string input =
+      ReadFile(std::string(COPSE_SOURCE_DIR) + "/tests/unit/grove/fuzz/pcsg-repeated-metadata");
+  ASSERT_GT(input.size(), 1u);
+  auto pcsg = PodCliqueScalingGroup::Decode(std::string_view(input).substr(1));
+  ASSERT_TRUE(pcsg.ok()) << pcsg.error().ToString();
+  EXPECT_EQ(pcsg->meta.name, json::parse(input.substr(1))["metadata"].value("name", ""));
+  pcsg->meta.labels["copse.dev/fuzz"] = "x";
+  const std::string encoded = pcsg->Encode();
+  auto again = PodCliqueScalingGroup::Decode(encoded);
+  ASSERT_TRUE(again.ok()) << again.error().ToString() << " in " << encoded;
+  EXPECT_EQ(again->meta.name, pcsg->meta.name) << encoded;
+  EXPECT_EQ(again->meta.labels, pcsg->meta.labels) << encoded;
+}
+
 TEST(GroveCodec, PodGangRoundTripWritesRequiredFields) {
   PodGang gang;
   gang.meta.name = "simple1-0";

@@ -60,6 +60,20 @@ TEST(ObjectMetaCodec, DecodesEveryField) {
   EXPECT_EQ(meta->Key(), "default/simple1-0");
 }
 
+TEST(ObjectMetaCodec, ARepeatedMetadataKeyKeepsItsLastValueAsJsonParsersDo) {
+  // Found by tests/fuzz/grove_codec_fuzz.cc (tests/unit/grove/fuzz/): the
+  // second "metadata" was merged into the first, so the typed name was the
+  // first one's while the raw text (and every JSON parser) had the second.
+  const std::string text =
+      R"({"metadata":{"name":"a","labels":{"x":"1"}},"metadata":{"namespace":"b"}})";
+  Result<ObjectMeta> meta = DecodeObjectMeta(text);
+  ASSERT_TRUE(meta.ok()) << meta.error().message;
+  const nlohmann::json reference = nlohmann::json::parse(text)["metadata"];
+  EXPECT_EQ(meta->name, reference.value("name", ""));
+  EXPECT_EQ(meta->namespace_, reference.value("namespace", ""));
+  EXPECT_EQ(meta->labels.size(), reference.value("labels", nlohmann::json::object()).size());
+}
+
 TEST(ObjectMetaCodec, MissingMetadataIsEmptyAndErrorsNameTheField) {
   Result<ObjectMeta> meta = DecodeObjectMeta(R"({"kind":"Foo"})");
   ASSERT_TRUE(meta.ok());
