@@ -93,7 +93,10 @@ CycleOutcome PodCycle::Run(const queue::PoppedUnit& unit) {
   if (result.code == plugins::Code::kSuccess) {
     out.kind = CycleOutcome::Kind::kPlaced;
     out.placed.push_back({pod, snapshot.node_name(*result.node), state});
-    if (batching && !nominations) {
+    // A pass scored by domain sums (DomainPacking) goes stale for the rest of
+    // the domain once this pod lands: the next pod of the class gets a pass
+    // of its own.
+    if (batching && !nominations && !fw.ScoresDependOnOtherNodes(*state)) {
       batch.Remember(*pod, *profile, snapshot.num_nodes(), std::move(state), env_.workspace(),
                      *result.node);
     }

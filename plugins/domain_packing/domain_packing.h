@@ -23,8 +23,11 @@
 //   copse local's rack-1-2-7 does); equal values under different parents
 //   count as one domain.
 //   Within one gang's placement the domain sums are those of the pass's
-//   PreScore (pods reusing a pass see the free capacity before their class
-//   started); the node's own fill is NodeResourcesFit's concern.
+//   PreScore (members reusing a pass see the free capacity before their
+//   class started; the gang's domain is chosen by the topology placement);
+//   the node's own fill is NodeResourcesFit's concern. Single pods never
+//   reuse a pass this plugin scored (ScoreDependsOnOtherNodes): each gets
+//   fresh domain sums.
 //
 // Thread-safety: immutable after construction; per-cycle data in CycleState.
 
@@ -63,6 +66,8 @@ class DomainPacking final : public PreScorePlugin, public ScorePlugin {
                   CycleState& state) const override;
   Status Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
                std::span<int64_t> out) const noexcept override;
+  // A pod placed in a domain changes that domain's sum for every node in it.
+  bool ScoreDependsOnOtherNodes() const noexcept override { return true; }
 
  private:
   explicit DomainPacking(DomainPackingArgs args) : args_(std::move(args)) {}

@@ -447,6 +447,12 @@ Status Framework::RunPreScore(const PodInfo& pod, const Snapshot& snapshot,
   return Status::Success();
 }
 
+bool Framework::ScoresDependOnOtherNodes(const CycleState& state) const noexcept {
+  return std::any_of(score_.begin(), score_.end(), [&](const ScoreEntry& e) {
+    return !state.ScoreSkipped(e.index) && e.plugin->ScoreDependsOnOtherNodes();
+  });
+}
+
 Status Framework::ScoreChunk(const CycleContext& ctx, size_t score_plugin,
                              std::span<const NodeIndex> nodes,
                              std::span<int64_t> out) const noexcept {

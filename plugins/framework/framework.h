@@ -202,6 +202,9 @@ class Framework final : public FrameworkHandle {
   Status RunPreScore(const PodInfo& pod, const Snapshot& snapshot,
                      std::span<const NodeIndex> feasible, CycleState& state) const;
   size_t num_score_plugins() const noexcept { return score_.size(); }
+  // Whether a score plugin that ran for this pass (not skipped) scores nodes
+  // by what other nodes hold (ScorePlugin::ScoreDependsOnOtherNodes).
+  bool ScoresDependOnOtherNodes(const CycleState& state) const noexcept;
   // Raw scores of score plugin `score_plugin` (0-based among score plugins)
   // for `nodes`. A skipped plugin writes zeros. Reentrant.
   Status ScoreChunk(const CycleContext& ctx, size_t score_plugin, std::span<const NodeIndex> nodes,

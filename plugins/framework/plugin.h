@@ -178,6 +178,11 @@ class ScorePlugin : public virtual Plugin {
   virtual bool HasNormalizeScore() const noexcept { return false; }
   virtual Status NormalizeScore(const CycleContext& ctx, std::span<const NodeIndex> nodes,
                                 std::span<int64_t> scores) const noexcept;
+  // True when a node's score depends on what other nodes hold (sums over a
+  // topology domain taken in PreScore): a pod placed on one node then makes
+  // other nodes' scores stale, so the scheduler must not reuse this pass for
+  // the next pod of the same class.
+  virtual bool ScoreDependsOnOtherNodes() const noexcept { return false; }
 };
 
 // Lets PostFilter plugins evaluate hypothetical node states (preemption).

@@ -17,6 +17,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/paths.h"
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/e2e/kubectl/harness.h"
+#include "tests/support/paths.h"
 
 namespace copse::e2e {
 namespace {

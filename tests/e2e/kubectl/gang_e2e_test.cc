@@ -19,6 +19,7 @@
 
 #include "tests/e2e/kubectl/harness.h"
 #include "tests/e2e/kubectl/kubectl_json.h"
+#include "tests/support/paths.h"
 
 namespace copse::e2e {
 namespace {

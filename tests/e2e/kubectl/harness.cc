@@ -7,6 +7,8 @@
 #include <fstream>
 #include <memory>
 
+#include "tests/support/paths.h"
+
 namespace copse::e2e {
 
 LocalCluster::LocalCluster(std::vector<std::string> extra_flags) {

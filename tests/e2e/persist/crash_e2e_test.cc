@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/integration/apiserver/http_helper.h"
+#include "tests/support/paths.h"
 #include "tests/support/process.h"
 
 namespace copse::e2e {

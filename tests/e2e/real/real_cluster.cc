@@ -11,6 +11,7 @@
 #include "core/quantity.h"
 #include "deploy/crds.h"
 #include "kube/yaml.h"
+#include "tests/support/paths.h"
 
 namespace copse::e2e {
 namespace {

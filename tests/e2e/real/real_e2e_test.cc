@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/e2e/real/real_cluster.h"
+#include "tests/support/paths.h"
 
 namespace copse::e2e {
 namespace {

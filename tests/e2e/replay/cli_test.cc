@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/support/paths.h"
 #include "tests/support/process.h"
 
 namespace copse::e2e {

@@ -35,6 +35,7 @@
 #include "kube/client.h"
 #include "kube/pod.h"
 #include "kube/yaml.h"
+#include "tests/support/paths.h"
 
 namespace copse::grove::testing {
 

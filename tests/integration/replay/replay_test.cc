@@ -17,6 +17,7 @@
 #include "replay/trace.h"
 #include "scheduler/config/config.h"
 #include "scheduler/options_from_config.h"
+#include "tests/support/paths.h"
 
 namespace copse::replay {
 namespace {
@@ -33,11 +34,6 @@ ReplayConfig ConfigFile(const std::string& name) {
   rc.name = name;
   if (cfg.ok()) rc.options = scheduler::SchedulerOptionsFromConfig(*cfg);
   rc.options.parallelism = 2;
-  // A pod reusing an earlier cycle's pass of its pod class (batching) sees
-  // that pass's DomainPacking rack sums, which are stale once the earlier pod
-  // was placed: the singles would not pack by rack. This replay found it; the
-  // comparison runs without batching until the scheduler refreshes them.
-  rc.options.batch_pod_classes = false;
   return rc;
 }
 

@@ -19,6 +19,7 @@
 #include "grove/webhook/webhook.h"
 #include "kube/api_access.h"
 #include "kube/yaml.h"
+#include "tests/support/paths.h"
 #include "tests/support/process.h"
 
 namespace copse::deploy {

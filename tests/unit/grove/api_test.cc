@@ -14,6 +14,7 @@
 #include "grove/api/validation.h"
 #include "kube/custom_resource_definition.h"
 #include "kube/yaml.h"
+#include "tests/support/paths.h"
 
 namespace copse::grove::api {
 namespace {

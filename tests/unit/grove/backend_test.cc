@@ -15,6 +15,7 @@
 #include "grove/backend/kai/backend.h"
 #include "grove/backend/manager.h"
 #include "kube/yaml.h"
+#include "tests/support/paths.h"
 
 namespace copse::grove::backend {
 namespace {

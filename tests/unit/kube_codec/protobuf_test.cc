@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kube/protobuf/codec.h"
+#include "tests/support/paths.h"
 
 namespace copse::kube::protobuf {
 namespace {

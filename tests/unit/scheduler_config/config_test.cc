@@ -25,6 +25,7 @@
 #include "plugins/node_resources_fit/fit.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "scheduler/config/plugin_args.h"
+#include "tests/support/paths.h"
 
 namespace copse::scheduler::config {
 namespace {

@@ -1,0 +1,69 @@
+// Accelerator packing of single pods across topology domains (DomainPacking)
+// on the real embedded API server, with the scheduler's pod-class batching on
+// (the default): pods of one class arriving together reuse a filter pass.
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "tests/integration/scheduler/harness.h"
+
+namespace copse::scheduler::testing {
+namespace {
+
+using kube::resources::kNodes;
+using kube::resources::kPods;
+
+// 4 racks of 2 nodes with 8 GPUs each, empty; 16 single-GPU pods created
+// before the scheduler starts, so they pop one after another and batch.
+// Packing fills one node, then its rack-mate (the rack is now the fullest),
+// and leaves three racks whole. A reused pass kept the racks' free sums from
+// before the first pod, so once the first node was full every other node
+// looked alike and the ninth pod went to a random rack (6 in 7).
+TEST(PackingIntegration, GpuSinglesFillOneRackBeforeTheNext) {
+  Cluster cluster;
+  std::map<std::string, std::string> rack_of;
+  for (int r = 0; r < 4; ++r) {
+    for (int n = 0; n < 2; ++n) {
+      NodeSpec node;
+      node.name = "gpu-" + std::to_string(r) + "-" + std::to_string(n);
+      node.labels = {{"copse.dev/rack", "rack-" + std::to_string(r)},
+                     {"copse.dev/block", "block-0"}};
+      node.extra_allocatable = R"(,"nvidia.com/gpu":"8")";
+      rack_of[node.name] = node.labels["copse.dev/rack"];
+      cluster.Create(kNodes, "", NodeJson(node));
+    }
+  }
+  constexpr int kPods = 16;
+  for (int i = 0; i < kPods; ++i) {
+    PodSpecOptions pod;
+    pod.name = "single-" + std::to_string(i);
+    std::string json = PodJson(pod);
+    // One GPU each, as a limit (extended resources default requests to limits).
+    const std::string requests = R"("requests":{"cpu":"100m","memory":"128Mi"})";
+    const size_t at = json.find(requests);
+    ASSERT_NE(at, std::string::npos);
+    json.replace(at, requests.size(),
+                 R"("requests":{"cpu":"100m","memory":"128Mi","nvidia.com/gpu":"1"},)"
+                 R"("limits":{"nvidia.com/gpu":"1"})");
+    cluster.Create(kPods, "default", json);
+  }
+  cluster.StartScheduler();
+  ASSERT_TRUE(WaitUntil([&] {
+    int bound = 0;
+    for (const kube::Pod& pod : cluster.Pods()) bound += pod.spec.node_name.empty() ? 0 : 1;
+    return bound == kPods && cluster.scheduler()->stats().assumed_pods == 0;
+  }));
+  for (const std::string& v : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << v;
+  std::set<std::string> racks;
+  std::set<std::string> nodes;
+  for (const kube::Pod& pod : cluster.Pods()) {
+    racks.insert(rack_of[pod.spec.node_name]);
+    nodes.insert(pod.spec.node_name);
+  }
+  EXPECT_EQ(nodes.size(), 2u) << "16 GPUs fill two nodes";
+  EXPECT_EQ(racks.size(), 1u) << "the two nodes are rack-mates";
+}
+
+}  // namespace
+}  // namespace copse::scheduler::testing
