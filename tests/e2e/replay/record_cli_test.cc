@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "replay/trace.h"
+#include "tests/support/paths.h"
 #include "tests/support/process.h"
 
 namespace copse::e2e {

@@ -28,6 +28,7 @@
 #include "scheduler/config/config.h"
 #include "scheduler/options_from_config.h"
 #include "scheduler/scheduler.h"
+#include "tests/support/paths.h"
 
 namespace copse::replay {
 namespace {

@@ -34,8 +34,8 @@ TEST(PackingIntegration, GpuSinglesFillOneRackBeforeTheNext) {
       cluster.Create(kNodes, "", NodeJson(node));
     }
   }
-  constexpr int kPods = 16;
-  for (int i = 0; i < kPods; ++i) {
+  constexpr int kNumPods = 16;
+  for (int i = 0; i < kNumPods; ++i) {
     PodSpecOptions pod;
     pod.name = "single-" + std::to_string(i);
     std::string json = PodJson(pod);
@@ -52,7 +52,7 @@ TEST(PackingIntegration, GpuSinglesFillOneRackBeforeTheNext) {
   ASSERT_TRUE(WaitUntil([&] {
     int bound = 0;
     for (const kube::Pod& pod : cluster.Pods()) bound += pod.spec.node_name.empty() ? 0 : 1;
-    return bound == kPods && cluster.scheduler()->stats().assumed_pods == 0;
+    return bound == kNumPods && cluster.scheduler()->stats().assumed_pods == 0;
   }));
   for (const std::string& v : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << v;
   std::set<std::string> racks;
