@@ -511,14 +511,30 @@ void StatusReporter::GroupDisrupted(const queue::UnitKey& key, std::string_view 
   condition.observed_generation = info.spec->generation;
   const std::string& ns = info.spec->namespace_;
   const std::string& name = info.spec->name;
+  // A merge patch replaces the whole conditions list, and the object's copy
+  // may not show the PodGroupScheduled condition copse wrote a moment ago:
+  // write that one as copse last wrote it, or the patch would erase it.
+  const auto keep_scheduled = [&](std::vector<kube::Condition>& conditions) {
+    auto last = last_group_status_.find(key.ToString());
+    if (last == last_group_status_.end()) return;
+    const std::string& stamp = last->second;  // "<reason>\n<message>"
+    const size_t newline = stamp.find('\n');
+    if (newline == std::string::npos) return;
+    const std::string reason_written = stamp.substr(0, newline);
+    kube::SetPodGroupScheduled(conditions, reason_written == kube::kReasonScheduled, reason_written,
+                               stamp.substr(newline + 1), condition.last_transition_time,
+                               info.spec->generation);
+  };
   if (object->pod_group) {
     kube::PodGroupStatus status = object->pod_group->status;
+    keep_scheduled(status.conditions);
     if (!kube::SetCondition(status.conditions, condition)) return;
     writer_.MergePatch(kube::resources::kPodGroups, ns, name, kube::PodGroup::StatusPatch(status),
                        "status");
     return;
   }
   kube::CopsePodGroupStatus status = object->copse->status;
+  keep_scheduled(status.conditions);
   if (!kube::SetCondition(status.conditions, condition)) return;
   writer_.MergePatch(kube::resources::kCopsePodGroups, ns, name,
                      kube::CopsePodGroup::StatusPatch(status), "status");
