@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "kube/pod.h"
 #include "tests/integration/client/fixture.h"
@@ -197,7 +199,15 @@ TEST_F(InformerTest, SyncsThenFollowsEventsWithIndexes) {
     EXPECT_EQ(recorder_.deletes, 1);
   }
   EXPECT_EQ(informer.stats().lists, 1u);
-  EXPECT_EQ(informer.LastResourceVersion(), std::to_string(store_->CurrentResourceVersion()));
+  // The informer moves its resourceVersion after its handlers ran, so the
+  // mirror can converge a moment before it does.
+  const std::string current = std::to_string(store_->CurrentResourceVersion());
+  const auto rv_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (informer.LastResourceVersion() != current &&
+         std::chrono::steady_clock::now() < rv_deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_EQ(informer.LastResourceVersion(), current);
 
   informer.Stop();
   const int adds_before = [&] {
