@@ -972,22 +972,32 @@ struct ResponseStream::State {
   }
 };
 
+namespace {
+// Cancel and Close both act on the connection's strand. A socket is not
+// thread-safe: closing it on the caller's thread while a posted cancel ran on
+// an io thread raced (a rare crash when a watch was destroyed right after its
+// last read). The posted handler keeps the state, and so the socket, alive.
+void PostToConnection(const std::shared_ptr<ResponseStream::State>& state, bool close) {
+  if (!state || !state->conn) return;
+  asio::post(state->conn->Tcp().get_executor(), [state, close] {
+    if (!state->conn) return;
+    if (close) {
+      state->conn->Close();
+    } else {
+      error_code ignored;
+      state->conn->Tcp().socket().cancel(ignored);
+    }
+  });
+}
+}  // namespace
+
 ResponseStream::ResponseStream(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
 ResponseStream::~ResponseStream() { Close(); }
 
-void ResponseStream::Close() {
-  if (state_ && state_->conn) state_->conn->Close();
-}
+void ResponseStream::Close() { PostToConnection(state_, true); }
 
-void ResponseStream::Cancel() {
-  if (!state_ || !state_->conn) return;
-  // On the connection's strand, where the pending read's handlers run.
-  asio::post(state_->conn->Tcp().get_executor(), [state = state_] {
-    error_code ignored;
-    if (state->conn) state->conn->Tcp().socket().cancel(ignored);
-  });
-}
+void ResponseStream::Cancel() { PostToConnection(state_, false); }
 
 asio::awaitable<ResponseStream::ReadResult> ResponseStream::ReadSome(
     char* data, size_t size, std::chrono::milliseconds idle_timeout) {
@@ -1014,7 +1024,7 @@ asio::awaitable<ResponseStream::ReadResult> ResponseStream::ReadSome(
   }
   if (self->parser->is_done()) {
     out.end = true;
-    self->conn->Close();
+    PostToConnection(self, true);
   }
   co_return out;
 }

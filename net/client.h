@@ -100,7 +100,8 @@ struct TransportStats {
 //
 // Thread-safety: not thread-safe; ReadSome and Cancel from the same thread or
 // strand (Cancel may be called while ReadSome is suspended). Destroying it
-// closes the connection.
+// closes the connection. Cancel, Close and the destructor act on the
+// connection's strand, so they may be called from any thread.
 class ResponseStream {
  public:
   ~ResponseStream();
@@ -118,7 +119,8 @@ class ResponseStream {
                                               std::chrono::milliseconds idle_timeout);
   // Aborts a pending or later ReadSome. Idempotent.
   void Cancel();
-  // Closes the connection now.
+  // Closes the connection (on its strand: it is closed once the io threads
+  // run the posted close).
   void Close();
 
   struct State;  // opaque
