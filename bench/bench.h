@@ -38,6 +38,9 @@ struct BenchOptions {
   // apiserver: the embedded store on this data directory (apiserver/commit_log.h),
   // so every write waits for its fsync'd batch; "" keeps it in memory.
   std::string data_dir;
+  // quality: one line per instance on stderr (its gangs, copse's placement,
+  // the optimum and first fit), to find where copse loses.
+  bool detail = false;
 };
 
 // A figure that was not measured stays nullopt: JSON null, printed "n/a".

@@ -258,7 +258,10 @@ struct CopseRun {
   double stranded_mean = 0;     // over the binds
   double last_bind_ms = 0;      // from the PodGroups created to the last bind (0: none)
   int64_t violations = 0;
-  std::string violation;  // the first one
+  std::string violation;                         // the first one
+  std::vector<std::vector<int32_t>> gang_nodes;  // per gang: model node of each bind
+  std::vector<size_t> bind_order;                // gangs in the order of their first bind
+  scheduler::SchedulerStats stats;               // the scheduler's, at the end
 };
 
 // Free GPUs stranded on `free`, given the gangs not placed (`placed` 0).
@@ -415,6 +418,7 @@ Result<CopseRun> RunCopse(const Instance& in, const std::vector<PackingNode>& mo
 
   // The outcome, replayed bind by bind on the model.
   CopseRun run;
+  run.stats = sched->stats();
   run.placed.assign(in.gangs.size(), 0);
   run.free.resize(model_nodes.size());
   for (size_t n = 0; n < model_nodes.size(); ++n) run.free[n] = model_nodes[n].free;
@@ -424,6 +428,7 @@ Result<CopseRun> RunCopse(const Instance& in, const std::vector<PackingNode>& mo
     if (run.violations++ == 0) run.violation = std::move(what);
   };
   std::vector<int32_t> bound(in.gangs.size(), 0);
+  run.gang_nodes.resize(in.gangs.size());
   std::vector<std::set<int32_t>> racks(in.gangs.size());
   double stranded_sum = 0;
   const std::vector<Watcher::Bind> binds = watcher.Binds();
@@ -435,6 +440,8 @@ Result<CopseRun> RunCopse(const Instance& in, const std::vector<PackingNode>& mo
       continue;
     }
     const PackingGang& gang = in.gangs[static_cast<size_t>(g)];
+    if (bound[static_cast<size_t>(g)] == 0) run.bind_order.push_back(static_cast<size_t>(g));
+    run.gang_nodes[static_cast<size_t>(g)].push_back(static_cast<int32_t>(it->second));
     run.free[it->second] -= gang.per_pod;
     if (run.free[it->second] < 0) violate("node " + b.node + " over its " + kGpu + " allocatable");
     racks[static_cast<size_t>(g)].insert(model_nodes[it->second].rack);
@@ -461,6 +468,50 @@ Result<CopseRun> RunCopse(const Instance& in, const std::vector<PackingNode>& mo
   return run;
 }
 
+// --detail: one line per instance on stderr, e.g.
+//   instance 7: copse 5 optimum 6 first-fit 6 BELOW | nodes 12 racks 5 (0,0,1,...) |
+//   gangs g0 4x2r g1 3x8 ... | copse order g1(0,0,1) g0(2,2,2,2) ... | optimum g0 g2 ...
+void PrintDetail(int64_t i, const Instance& in, const std::vector<PackingNode>& nodes,
+                 const CopseRun& run, int32_t placed, const topology::PackingResult& opt,
+                 double opt_ms, const topology::PackingResult& ff) {
+  std::string line = "instance " + std::to_string(i) + ": copse " + std::to_string(placed) +
+                     " optimum " + std::to_string(opt.gangs) + " first-fit " +
+                     std::to_string(ff.gangs) + (placed < ff.gangs ? " BELOW" : "") + " | nodes " +
+                     std::to_string(in.nodes) + " racks (";
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    line += (n > 0 ? "," : "") + std::to_string(nodes[n].rack);
+  }
+  line += ") | gangs";
+  for (size_t g = 0; g < in.gangs.size(); ++g) {
+    line += " " + GangName(g) + " " + std::to_string(in.gangs[g].pods) + "x" +
+            std::to_string(in.gangs[g].per_pod) + (in.gangs[g].rack_required ? "r" : "");
+  }
+  line += " | copse order";
+  for (size_t g : run.bind_order) {
+    line += " " + GangName(g) + "(";
+    for (size_t k = 0; k < run.gang_nodes[g].size(); ++k) {
+      line += (k > 0 ? "," : "") + std::to_string(run.gang_nodes[g][k]);
+    }
+    line += ")";
+  }
+  line += " | optimum";
+  for (size_t g = 0; g < opt.placed.size(); ++g) {
+    if (opt.placed[g]) line += " " + GangName(g);
+  }
+  line += " | first fit";
+  for (size_t g = 0; g < ff.placed.size(); ++g) {
+    if (ff.placed[g]) line += " " + GangName(g);
+  }
+  const scheduler::SchedulerStats& s = run.stats;
+  line += " | plans " + std::to_string(s.burst_plans) + " (unproven " +
+          std::to_string(s.burst_plans_unproven) + ", declined " +
+          std::to_string(s.burst_plans_declined) + ") steered " +
+          std::to_string(s.burst_gangs_steered) + " steer failures " +
+          std::to_string(s.burst_steer_failures) + " | optimum solved in " +
+          std::to_string(opt_ms) + " ms";
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
 }  // namespace
 
 Result<BenchResult> RunQuality(const BenchOptions& options, Progress& progress,
@@ -476,6 +527,8 @@ Result<BenchResult> RunQuality(const BenchOptions& options, Progress& progress,
   int64_t total_nodes = 0, total_pods = 0;
   double last_bind_ms_sum = 0;
   int64_t with_binds = 0;
+  int64_t plans = 0, plans_unproven = 0, plans_declined = 0, gangs_steered = 0, steer_failures = 0;
+  double opt_ms_max = 0;
   std::string first_violation;
   const double cpu_before = ProcessCpuSeconds();
   const TimePoint start = SteadyClock::now();
@@ -496,7 +549,11 @@ Result<BenchResult> RunQuality(const BenchOptions& options, Progress& progress,
       auto [it, added] = rack_ids.try_emplace(rack, static_cast<int32_t>(rack_ids.size()));
       nodes.push_back({it->second, kGpusPerNode});
     }
+    const TimePoint solve_start = SteadyClock::now();
     const topology::PackingResult opt = topology::OptimalGangs(nodes, in.gangs);
+    const double opt_ms =
+        std::chrono::duration<double, std::milli>(SteadyClock::now() - solve_start).count();
+    opt_ms_max = std::max(opt_ms_max, opt_ms);
     const topology::PackingResult ff = topology::FirstFitGangs(nodes, in.gangs);
     Result<CopseRun> copse = RunCopse(in, nodes, *node_objects, names, options, burst_window);
     if (!copse.ok()) {
@@ -505,6 +562,12 @@ Result<BenchResult> RunQuality(const BenchOptions& options, Progress& progress,
     }
     int32_t placed = 0;
     for (uint8_t p : copse->placed) placed += p;
+    if (options.detail) PrintDetail(i, in, nodes, *copse, placed, opt, opt_ms, ff);
+    plans += static_cast<int64_t>(copse->stats.burst_plans);
+    plans_unproven += static_cast<int64_t>(copse->stats.burst_plans_unproven);
+    plans_declined += static_cast<int64_t>(copse->stats.burst_plans_declined);
+    gangs_steered += static_cast<int64_t>(copse->stats.burst_gangs_steered);
+    steer_failures += static_cast<int64_t>(copse->stats.burst_steer_failures);
     offered += static_cast<int64_t>(in.gangs.size());
     optimum_total += opt.gangs;
     copse_total += placed;
@@ -565,6 +628,14 @@ Result<BenchResult> RunQuality(const BenchOptions& options, Progress& progress,
   result.extras["seconds_per_instance"] = seconds / n;
   result.extras["last_bind_ms"] =
       with_binds > 0 ? last_bind_ms_sum / static_cast<double>(with_binds) : 0;
+  // The scheduler's gang burst plans (scheduler/burst_plan.h), summed over
+  // the instances, and the longest exact solve of an instance by the bench.
+  result.extras["burst_plans"] = static_cast<double>(plans);
+  result.extras["burst_plans_unproven"] = static_cast<double>(plans_unproven);
+  result.extras["burst_plans_declined"] = static_cast<double>(plans_declined);
+  result.extras["burst_gangs_steered"] = static_cast<double>(gangs_steered);
+  result.extras["burst_steer_failures"] = static_cast<double>(steer_failures);
+  result.extras["optimum_solve_ms_max"] = opt_ms_max;
   result.extras["gang_burst_window_ms"] =
       std::chrono::duration<double, std::milli>(burst_window).count();
   result.targets["copse_ratio >= 0.95"] = result.extras["copse_ratio"] >= 0.95;

@@ -74,6 +74,10 @@ struct CycleOutcome {
   std::vector<PodPtr> drop_nominations;
   bool preemption_attempted = false;
   size_t batched = 0;  // pods placed by reusing a pod class's pass
+  // A gang run with a BurstPlan's nodes (scheduler/burst_plan.h): placed on
+  // them (steered), or they did not hold and it was placed as usual.
+  bool steered = false;
+  bool steer_failed = false;
   // A gang whose spec is invalid against the cluster (e.g. an unknown
   // Topology): the InvalidSpec event to record on its object.
   std::string invalid_spec;

@@ -51,16 +51,24 @@ int32_t GangBurst::Skips(const std::string& key) const {
   return it == skips_.end() ? 0 : it->second;
 }
 
-std::vector<size_t> GangBurst::Order(std::span<const BurstGang> gangs) {
+bool GangBurst::AnyOverdue(std::span<const BurstGang> gangs) const {
+  return std::any_of(gangs.begin(), gangs.end(),
+                     [&](const BurstGang& g) { return Skips(g.key) > options_.max_skips; });
+}
+
+std::vector<size_t> GangBurst::Order(std::span<const BurstGang> gangs,
+                                     std::span<const uint8_t> planned) {
   std::vector<size_t> order(gangs.size());
   std::iota(order.begin(), order.end(), size_t{0});
+  const bool with_plan = planned.size() == gangs.size();
   auto rank = [&](size_t i) {
     const BurstGang& g = gangs[i];
     const bool overdue = Skips(g.key) > options_.max_skips;
     // Overdue gangs keep queue order among themselves (the zeros tie).
-    return overdue
-               ? std::make_tuple(0, 0, int64_t{0}, int64_t{0}, int64_t{0})
-               : std::make_tuple(1, g.topology_required ? 0 : 1, g.extended, g.cpu_milli, g.memory);
+    if (overdue) return std::make_tuple(0, 0, 0, int64_t{0}, int64_t{0}, int64_t{0});
+    const int unplanned = with_plan && !planned[i] ? 1 : 0;
+    return std::make_tuple(1, unplanned, g.topology_required ? 0 : 1, g.extended, g.cpu_milli,
+                           g.memory);
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return rank(a) < rank(b); });

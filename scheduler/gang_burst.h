@@ -26,6 +26,11 @@
 //      A group that ran after a group behind it in queue order counts one
 //      skip (Skipped); the count is forgotten when the group is placed
 //      (Placed) or leaves.
+//   3. With plan_budget > 0 and no group overdue, the loop first asks
+//      BurstPlan (scheduler/burst_plan.h) for an exact plan of the batch on
+//      the current free capacity; when there is one, Order puts the groups
+//      the plan places before the others (then b-d within each part), and
+//      each planned group is steered to its planned nodes.
 // W = 0 (the default) turns all of this off: strict FIFO within a priority,
 // no hold, no extra waiting.
 //
@@ -49,6 +54,8 @@ struct GangBurstOptions {
   Clock::Duration window = Clock::Duration::zero();  // 0: off
   int32_t max_skips = 3;
   size_t max_batch = 64;
+  // BurstPlan's time budget per batch; 0: GangBurst's order only.
+  Clock::Duration plan_budget = std::chrono::milliseconds(5);
 };
 
 // One pod group of a burst, as Order sees it.
@@ -77,8 +84,14 @@ class GangBurst {
                                             Clock::TimePoint now) const;
 
   // The order to run `gangs` (given in queue order) in: indices into gangs.
-  // Counts a skip for every gang run after one behind it in queue order.
-  std::vector<size_t> Order(std::span<const BurstGang> gangs);
+  // `planned` (empty, or one flag per gang): gangs a BurstPlan places go
+  // before the others. Counts a skip for every gang run after one behind it
+  // in queue order.
+  std::vector<size_t> Order(std::span<const BurstGang> gangs,
+                            std::span<const uint8_t> planned = {});
+  // Whether a gang has been skipped more than max_skips times (it then goes
+  // first, and no plan is made for its batch).
+  bool AnyOverdue(std::span<const BurstGang> gangs) const;
 
   // The gang was placed (or left the queue): its skips are forgotten.
   void Forget(const std::string& key) { skips_.erase(key); }

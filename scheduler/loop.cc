@@ -72,7 +72,8 @@ SchedulerLoop::SchedulerLoop(const SchedulerOptions& options, const Profiles& pr
       workload_cycle_(profiles, cache_, queue_, gangs_, topologies_, env_, clock),
       reporter_(writer, gangs_, profiles, clock, ReporterOptionsOf(options, names)),
       preemption_(writer, queue_, profiles),
-      burst_(GangBurstOptions{options.gang_burst_window, options.gang_burst_max_skips}),
+      burst_(GangBurstOptions{options.gang_burst_window, options.gang_burst_max_skips, 64,
+                              options.gang_burst_plan_budget}),
       recovery_(options.gang_recovery_timeout) {}
 
 void SchedulerLoop::Stop() {
@@ -232,11 +233,11 @@ Clock::TimePoint SchedulerLoop::NextDue() const {
   return due;
 }
 
-void SchedulerLoop::RunCycle(const queue::PoppedUnit& unit) {
+void SchedulerLoop::RunCycle(const queue::PoppedUnit& unit, std::span<const NodePods> steer) {
   const auto start = std::chrono::steady_clock::now();
   const SchedulerStats before = stats_;
   if (unit.kind() == queue::UnitKind::kPodGroup) {
-    CycleOutcome outcome = workload_cycle_.Run(unit);
+    CycleOutcome outcome = workload_cycle_.Run(unit, steer);
     ApplyGroupOutcome(unit, outcome);
     if (options_.metrics != nullptr) {
       options_.metrics->ObservePodGroupAttempt(
@@ -280,14 +281,43 @@ void SchedulerLoop::RunGangBurst() {
     const std::shared_ptr<const GangSpec> spec = gangs_.Info(unit.key()).spec;
     burst.push_back(DescribeBurstGang(unit.key().ToString(), spec.get(), unit.pods));
   }
+  // An exact plan of the batch (scheduler/burst_plan.h), unless a gang is
+  // overdue (fairness first).
+  BurstPlan plan;
+  if (burst_.options().plan_budget > Clock::Duration::zero() && !burst_.AnyOverdue(burst)) {
+    BurstPlanOptions plan_options;
+    plan_options.budget = burst_.options().plan_budget;
+    const auto plan_start = std::chrono::steady_clock::now();
+    plan = workload_cycle_.PlanBurst(units, plan_options);
+    const double plan_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - plan_start)
+            .count();
+    if (plan.planned) {
+      ++stats_.burst_plans;
+      stats_.burst_plans_unproven += plan.proven ? 0 : 1;
+    } else {
+      ++stats_.burst_plans_declined;
+    }
+    if (LogEnabled(2)) {
+      const auto placed = std::count(plan.place.begin(), plan.place.end(), uint8_t{1});
+      Log(2, "scheduler",
+          "gang burst of " + std::to_string(units.size()) + ": " +
+              (plan.planned ? "plan places " + std::to_string(placed) +
+                                  (plan.proven ? " (optimal)" : " (budget ran out)")
+                            : "no plan (" + plan.reason + ")") +
+              " in " + std::to_string(plan_ms) + " ms");
+    }
+  }
   bool first = true;
-  for (size_t i : burst_.Order(burst)) {
+  for (size_t i : burst_.Order(burst, plan.planned ? std::span<const uint8_t>(plan.place)
+                                                   : std::span<const uint8_t>())) {
     // Events that arrived meanwhile (a member or group deleted, a bind
     // confirmed) are applied between the cycles, as between any two pops.
     if (!first) ApplyInbox();
     first = false;
     const uint64_t scheduled = stats_.scheduled;
-    RunCycle(units[i]);
+    RunCycle(units[i], plan.planned && plan.place[i] ? std::span<const NodePods>(plan.nodes[i])
+                                                     : std::span<const NodePods>());
     if (stats_.scheduled > scheduled) burst_.Forget(burst[i].key);
   }
 }
@@ -357,6 +387,8 @@ void SchedulerLoop::ApplyGroupOutcome(const queue::PoppedUnit& unit, CycleOutcom
   }
   ++stats_.attempts;
   stats_.batched += outcome.batched;
+  stats_.burst_gangs_steered += outcome.steered ? 1 : 0;
+  stats_.burst_steer_failures += outcome.steer_failed ? 1 : 0;
   switch (outcome.kind) {
     case CycleOutcome::Kind::kPlaced: {
       gangs_.SetPendingVictims(key, {});

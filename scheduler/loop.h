@@ -119,7 +119,8 @@ class SchedulerLoop {
   void RunTimers();
   // The next timer on the injected clock.
   Clock::TimePoint NextDue() const;
-  void RunCycle(const queue::PoppedUnit& unit);
+  // `steer`: a BurstPlan's nodes for a pod group (WorkloadCycle::Run).
+  void RunCycle(const queue::PoppedUnit& unit, std::span<const NodePods> steer = {});
   // Pops the pod groups of the head's priority and runs them in burst_'s order.
   void RunGangBurst();
   void ApplyPodOutcome(const queue::PoppedUnit& unit, CycleOutcome& outcome);

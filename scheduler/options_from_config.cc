@@ -22,6 +22,8 @@ SchedulerOptions SchedulerOptionsFromConfig(const config::SchedulerConfig& cfg) 
       std::chrono::duration_cast<Clock::Duration>(cfg.pod_group_max_backoff);
   options.gang_burst_window = std::chrono::duration_cast<Clock::Duration>(cfg.gang_burst_window);
   options.gang_burst_max_skips = cfg.gang_burst_max_skips;
+  options.gang_burst_plan_budget =
+      std::chrono::duration_cast<Clock::Duration>(cfg.gang_burst_plan_budget);
   options.gang_recovery_timeout =
       std::chrono::duration_cast<Clock::Duration>(cfg.gang_recovery_timeout);
   return options;

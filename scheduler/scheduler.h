@@ -89,6 +89,11 @@ struct SchedulerOptions {
   // default): off, strict FIFO within a priority.
   Clock::Duration gang_burst_window = Clock::Duration::zero();
   int32_t gang_burst_max_skips = 3;
+  // With the window on: time to search an exact plan of a burst of up to 16
+  // plain gangs asking one accelerator resource (scheduler/burst_plan.h);
+  // the planned gangs are placed on the plan's nodes, the others after.
+  // 0: GangBurst's order only.
+  Clock::Duration gang_burst_plan_budget = std::chrono::milliseconds(5);
   // Threads for parallel Filter/Score (0: hardware concurrency).
   int parallelism = 0;
   size_t filter_chunk_size = 256;
@@ -123,8 +128,16 @@ struct SchedulerStats {
   uint64_t binds_verified = 0;  // binds of unknown outcome settled by reading the pod
   uint64_t preemption_attempts = 0;
   uint64_t preemption_victims = 0;
-  uint64_t gangs_recovered = 0;   // gangs below their minimum whose bound members were evicted
-  uint64_t batched = 0;           // pods placed by reusing a pod class's filter pass
+  uint64_t gangs_recovered = 0;  // gangs below their minimum whose bound members were evicted
+  uint64_t batched = 0;          // pods placed by reusing a pod class's filter pass
+  // Gang bursts (scheduler/burst_plan.h): plans made (of them, cut by the
+  // budget), batches given no plan, gangs placed on their planned nodes, and
+  // planned gangs whose nodes did not hold (placed the usual way).
+  uint64_t burst_plans = 0;
+  uint64_t burst_plans_unproven = 0;
+  uint64_t burst_plans_declined = 0;
+  uint64_t burst_gangs_steered = 0;
+  uint64_t burst_steer_failures = 0;
   double scheduling_seconds = 0;  // wall time spent in cycles on the loop thread
   // Published by the loop after each of its iterations (the cache and the
   // queue are the loop's alone):

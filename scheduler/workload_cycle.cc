@@ -36,7 +36,61 @@ std::string WorkloadCycle::TopologyErrors(const GangSpec& spec) const {
   return valid.ok() ? std::string() : valid.error().message;
 }
 
-CycleOutcome WorkloadCycle::Run(const queue::PoppedUnit& unit) {
+bool WorkloadCycle::InOneRequiredDomain(const GangSpec& spec,
+                                        std::span<const NodePods> steer) const {
+  if (spec.topology_constraint.required_level.empty()) return true;
+  const std::optional<std::vector<std::string>> keys = RequiredDomainLabels(spec, topologies_);
+  if (!keys.has_value()) return false;
+  const Snapshot& snapshot = env_.snapshot();
+  std::optional<std::vector<std::string>> domain;
+  for (const NodePods& planned : steer) {
+    const std::optional<NodeIndex> node = snapshot.FindNode(planned.node);
+    if (!node.has_value()) return false;
+    const Labels& labels = snapshot.node_labels(*node);
+    std::vector<std::string> values;
+    for (const std::string& key : *keys) {
+      auto it = labels.find(key);
+      if (it == labels.end()) return false;
+      values.push_back(it->second);
+    }
+    if (domain.has_value() && *domain != values) return false;
+    domain = std::move(values);
+  }
+  return true;
+}
+
+BurstPlan WorkloadCycle::PlanBurst(std::span<const queue::PoppedUnit> units,
+                                   const BurstPlanOptions& options) {
+  std::vector<std::shared_ptr<const GangSpec>> specs;  // kept alive for the plan
+  std::vector<std::vector<PodPtr>> members(units.size());
+  std::vector<BurstPlanGang> gangs(units.size());
+  for (size_t i = 0; i < units.size(); ++i) {
+    const GangTracker::GroupInfo info = gangs_.Info(units[i].key());
+    if (info.ownership != GangTracker::Ownership::kOurs) continue;  // no spec: no plan
+    specs.push_back(info.spec);
+    gangs[i].spec = info.spec.get();
+    gangs[i].bound = info.bound;
+    for (const PodPtr& pod : units[i].pods) {
+      if (pod->terminating) continue;
+      if (cache_.Knows(pod->uid)) {
+        ++gangs[i].bound;
+        continue;
+      }
+      members[i].push_back(pod);
+    }
+    gangs[i].members = members[i];
+  }
+  // The plan is made on the current cluster; the passes kept from before
+  // were made on an older snapshot than the next cycle's sync will suggest.
+  Snapshot& snapshot = env_.snapshot();
+  cache_.UpdateSnapshot(snapshot);
+  env_.gang_batch().Invalidate();
+  env_.pod_batch().Invalidate();
+  env_.set_gang_batch_rows(0);
+  return scheduler::PlanBurst(snapshot, topologies_, gangs, options);
+}
+
+CycleOutcome WorkloadCycle::Run(const queue::PoppedUnit& unit, std::span<const NodePods> steer) {
   CycleOutcome out;
   const queue::UnitKey& key = unit.key();
   const GangTracker::GroupInfo info = gangs_.Info(key);
@@ -120,7 +174,26 @@ CycleOutcome WorkloadCycle::Run(const queue::PoppedUnit& unit) {
   }
   to.find_bound_members = already > 0;
   to.workspace = &topology_workspace_;
-  GangPlacement placement = topology_aware
+  // A BurstPlan's nodes first (a plain gang placed whole, inside one domain
+  // of its required level); when they do not hold, the usual placement.
+  std::optional<GangPlacement> steered;
+  if (!steer.empty() && already == 0 && required == members.size() && spec.sub_groups.empty() &&
+      spec.topology_constraint.preferred_level.empty() && InOneRequiredDomain(spec, steer)) {
+    gang_batch.Invalidate();
+    GangPlacementOptions on_nodes = po;
+    on_nodes.reuse = nullptr;
+    steered = PlaceGangOnNodes(fw, snapshot, members, steer, on_nodes, env_.random(), workspace);
+    if (steered->error || !steered->satisfied) {
+      env_.Advance(steered->evaluated_nodes);
+      steered.reset();
+      cache_.UpdateSnapshot(snapshot);  // drop the failed attempt's edits
+      if (nominated) AddNominatedPods(member_uids, priority);
+    }
+  }
+  out.steered = steered.has_value();
+  out.steer_failed = !steer.empty() && !steered.has_value();
+  GangPlacement placement = steered.has_value() ? std::move(*steered)
+                            : topology_aware
                                 ? PlaceGangWithTopology(fw, snapshot, members, spec, topologies_,
                                                         to, env_.random(), workspace)
                                       .placement

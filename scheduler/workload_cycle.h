@@ -26,6 +26,15 @@
 //      packed into; VictimRules keep every other gang at its minimum) and returns it as a
 //      PreemptionPlan with the members' nominations; the loop evicts only then (delayed actuation).
 //
+// Run(unit, steer): with `steer` (a BurstPlan's nodes for this gang, see
+// scheduler/burst_plan.h), step 4 first places the members on exactly those
+// nodes (PlaceGangOnNodes: the profile's Filter on each; the root's required
+// domain checked); when that fails, its edits are dropped and step 4 runs as
+// usual.
+//
+// PlanBurst(units, options): the pending members of each unit and a
+// BurstPlan of them on the freshly synced snapshot.
+//
 // Placement quality (ordering of classes and domains, scoring) lives in
 // scheduler/placement.h and scheduler/topology_placement.h; victim
 // selection in scheduler/gang_preemption.h.
@@ -38,6 +47,7 @@
 
 #include "core/clock.h"
 #include "queue/scheduling_queue.h"
+#include "scheduler/burst_plan.h"
 #include "scheduler/cache.h"
 #include "scheduler/cycle_env.h"
 #include "scheduler/cycle_outcome.h"
@@ -62,7 +72,8 @@ class WorkloadCycle {
         env_(env),
         clock_(clock) {}
 
-  CycleOutcome Run(const queue::PoppedUnit& unit);
+  CycleOutcome Run(const queue::PoppedUnit& unit, std::span<const NodePods> steer = {});
+  BurstPlan PlanBurst(std::span<const queue::PoppedUnit> units, const BurstPlanOptions& options);
 
  private:
   // Adds pods nominated elsewhere (priority >= `priority`, not members,
@@ -70,6 +81,9 @@ class WorkloadCycle {
   bool AddNominatedPods(const std::set<std::string>& members, int32_t priority);
   // Errors of `spec` against the copse Topologies known ("" when none).
   std::string TopologyErrors(const GangSpec& spec) const;
+  // Whether every node of `steer` lies in one domain of the spec's required
+  // level at the root (true when it has none).
+  bool InOneRequiredDomain(const GangSpec& spec, std::span<const NodePods> steer) const;
 
   const Profiles& profiles_;
   Cache& cache_;

@@ -18,24 +18,29 @@ int32_t NumRacks(std::span<const PackingNode> nodes) {
 }
 
 // First fit of one gang on `free` (pods to the first node with room, among
-// nodes of `rack`, or every node when rack < 0). On failure `free` is as before.
+// nodes of `rack`, or every node when rack < 0), its pods per node in
+// `where`. On failure `free` is as before.
 bool FirstFit(std::span<const PackingNode> nodes, std::vector<int32_t>& free,
-              const PackingGang& gang, int32_t rack) {
+              const PackingGang& gang, int32_t rack, std::vector<PodsOnNode>& where) {
   const int32_t p = PerPod(gang);
-  std::vector<std::pair<size_t, int32_t>> taken;
+  where.clear();
   for (int32_t pod = 0; pod < gang.pods; ++pod) {
     bool ok = false;
     for (size_t n = 0; n < nodes.size(); ++n) {
       if (rack >= 0 && nodes[n].rack != rack) continue;
       if (free[n] >= p) {
         free[n] -= p;
-        taken.emplace_back(n, p);
+        if (where.empty() || where.back().node != static_cast<int32_t>(n)) {
+          where.push_back({static_cast<int32_t>(n), 0});
+        }
+        ++where.back().pods;
         ok = true;
         break;
       }
     }
     if (!ok) {
-      for (const auto& [n, amount] : taken) free[n] += amount;
+      for (const PodsOnNode& w : where) free[static_cast<size_t>(w.node)] += w.pods * p;
+      where.clear();
       return false;
     }
   }
@@ -43,18 +48,23 @@ bool FirstFit(std::span<const PackingNode> nodes, std::vector<int32_t>& free,
 }
 
 bool FirstFitGang(std::span<const PackingNode> nodes, std::vector<int32_t>& free,
-                  const PackingGang& gang, int32_t racks) {
-  if (!gang.rack_required) return FirstFit(nodes, free, gang, -1);
+                  const PackingGang& gang, int32_t racks, std::vector<PodsOnNode>& where) {
+  if (!gang.rack_required) return FirstFit(nodes, free, gang, -1, where);
   for (int32_t r = 0; r < racks; ++r) {
-    if (FirstFit(nodes, free, gang, r)) return true;
+    if (FirstFit(nodes, free, gang, r, where)) return true;
   }
   return false;
 }
 
 class Search {
  public:
-  Search(std::span<const PackingNode> nodes, std::span<const PackingGang> gangs, uint64_t budget)
-      : nodes_(nodes), input_(gangs), budget_(budget), racks_(NumRacks(nodes)) {
+  Search(std::span<const PackingNode> nodes, std::span<const PackingGang> gangs, uint64_t budget,
+         std::chrono::steady_clock::time_point deadline)
+      : nodes_(nodes),
+        input_(gangs),
+        budget_(budget),
+        deadline_(deadline),
+        racks_(NumRacks(nodes)) {
     order_.resize(gangs.size());
     std::iota(order_.begin(), order_.end(), size_t{0});
     std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
@@ -70,27 +80,44 @@ class Search {
     for (size_t n = 0; n < nodes.size(); ++n) free_[n] = std::max<int32_t>(0, nodes[n].free);
     current_.assign(gangs_.size(), 0);
     best_placed_.assign(gangs_.size(), 0);
+    current_assign_.resize(gangs_.size());
   }
 
   PackingResult Run() {
-    // Incumbent: first fit in the search order.
-    std::vector<int32_t> free = free_;
-    int32_t placed = 0;
-    std::vector<uint8_t> flags(gangs_.size(), 0);
-    for (size_t i = 0; i < gangs_.size(); ++i) {
-      if (FirstFitGang(nodes_, free, gangs_[i], racks_)) {
-        flags[i] = 1;
-        ++placed;
+    // Incumbent: the better of first fit in the search order and first fit
+    // in the input order (so a search cut short never does worse than
+    // FirstFitGangs).
+    for (bool input_order : {false, true}) {
+      std::vector<size_t> sequence(gangs_.size());
+      std::iota(sequence.begin(), sequence.end(), size_t{0});
+      if (input_order) {
+        std::sort(sequence.begin(), sequence.end(),
+                  [&](size_t a, size_t b) { return order_[a] < order_[b]; });
       }
+      std::vector<int32_t> free = free_;
+      int32_t placed = 0;
+      std::vector<uint8_t> flags(gangs_.size(), 0);
+      std::vector<std::vector<PodsOnNode>> assign(gangs_.size());
+      for (size_t i : sequence) {
+        if (FirstFitGang(nodes_, free, gangs_[i], racks_, assign[i])) {
+          flags[i] = 1;
+          ++placed;
+        }
+      }
+      if (!input_order || placed > best_) Record(placed, flags, free, assign);
     }
-    best_ = placed;
-    best_placed_ = flags;
-    best_free_ = free;
     Decide(0, 0);
     PackingResult out;
     out.gangs = best_;
     out.placed.assign(input_.size(), 0);
-    for (size_t i = 0; i < order_.size(); ++i) out.placed[order_[i]] = best_placed_[i];
+    out.assignment.resize(input_.size());
+    for (size_t i = 0; i < order_.size(); ++i) {
+      out.placed[order_[i]] = best_placed_[i];
+      std::vector<PodsOnNode>& where = out.assignment[order_[i]];
+      if (best_placed_[i]) where = best_assign_[i];
+      std::sort(where.begin(), where.end(),
+                [](const PodsOnNode& a, const PodsOnNode& b) { return a.node < b.node; });
+    }
     out.free = best_free_;
     out.proven = !aborted_;
     out.explored = explored_;
@@ -133,13 +160,18 @@ class Search {
     return k;
   }
 
-  void Decide(size_t i, int32_t placed) {
-    if (aborted_) return;
-    if (++explored_ > budget_) {
+  // Counts one state; false (and aborted) past the budget or the deadline.
+  bool Explore() {
+    if (++explored_ > budget_ ||
+        ((explored_ & 255) == 0 && std::chrono::steady_clock::now() >= deadline_)) {
       aborted_ = true;
-      return;
     }
-    if (placed > best_) Record(placed, current_, free_);
+    return !aborted_;
+  }
+
+  void Decide(size_t i, int32_t placed) {
+    if (aborted_ || !Explore()) return;
+    if (placed > best_) Record(placed, current_, free_, current_assign_);
     if (i == gangs_.size()) return;
     if (placed + Bound(i) <= best_) return;
     if (i >= first_free_) {
@@ -150,8 +182,10 @@ class Search {
       if (aborted_ || placed + rest <= best_) return;
       std::vector<uint8_t> flags = current_;
       std::vector<int32_t> free;
-      Reconstruct(i, flags, free);
-      Record(placed + rest, flags, free);
+      std::vector<std::vector<PodsOnNode>> assign;
+      Reconstruct(i, flags, free, assign);
+      if (aborted_ || assign.size() != gangs_.size()) return;
+      Record(placed + rest, flags, free, assign);
       return;
     }
     const PackingGang& gang = gangs_[i];
@@ -173,17 +207,19 @@ class Search {
         }
         std::sort(key.begin(), key.end());
         if (!tried.insert(key).second) continue;
-        Distribute(gang, std::move(candidates), next);
+        Distribute(i, std::move(candidates), next);
       }
       current_[i] = 0;
     }
     Decide(i + 1, placed);
   }
 
-  void Record(int32_t placed, const std::vector<uint8_t>& flags, const std::vector<int32_t>& free) {
+  void Record(int32_t placed, const std::vector<uint8_t>& flags, const std::vector<int32_t>& free,
+              const std::vector<std::vector<PodsOnNode>>& assign) {
     best_ = placed;
     best_placed_ = flags;
     best_free_ = free;
+    best_assign_ = assign;
   }
 
   std::vector<size_t> AllNodes() const {
@@ -200,14 +236,11 @@ class Search {
     std::sort(sorted.begin(), sorted.end());
     key.append(reinterpret_cast<const char*>(sorted.data()), sorted.size() * sizeof(int32_t));
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    if (++explored_ > budget_) {
-      aborted_ = true;
-      return 0;
-    }
+    if (!Explore()) return 0;
     int32_t best = Solve(i + 1);
     const int32_t cap = Bound(i);
     if (best < cap && FitsAlone(gangs_[i])) {
-      Distribute(gangs_[i], AllNodes(), [&] {
+      Distribute(i, AllNodes(), [&] {
         best = std::max(best, 1 + Solve(i + 1));
         return best >= cap || aborted_;
       });
@@ -216,32 +249,37 @@ class Search {
     return best;
   }
 
-  // Follows Solve's values from free_: the flags of gangs i.. and the free
-  // counts of one placement that reaches Solve(i).
-  void Reconstruct(size_t i, std::vector<uint8_t>& flags, std::vector<int32_t>& free_out) {
+  // Follows Solve's values from free_: the flags of gangs i.., the free
+  // counts and every gang's pods per node of one placement that reaches Solve(i).
+  void Reconstruct(size_t i, std::vector<uint8_t>& flags, std::vector<int32_t>& free_out,
+                   std::vector<std::vector<PodsOnNode>>& assign_out) {
     if (i == gangs_.size()) {
       free_out = free_;
+      assign_out = current_assign_;
       return;
     }
     const int32_t target = Solve(i);
     if (Solve(i + 1) == target) {
       flags[i] = 0;
-      Reconstruct(i + 1, flags, free_out);
+      Reconstruct(i + 1, flags, free_out, assign_out);
       return;
     }
     flags[i] = 1;
-    Distribute(gangs_[i], AllNodes(), [&] {
+    Distribute(i, AllNodes(), [&] {
       if (1 + Solve(i + 1) != target) return false;
-      Reconstruct(i + 1, flags, free_out);
+      Reconstruct(i + 1, flags, free_out, assign_out);
       return true;
     });
   }
 
-  // Every count-per-node distribution of the gang's pods over `candidates`,
-  // interchangeable nodes (equal free) taking non-increasing counts; `next`
-  // runs at each and returns true to stop. Returns whether it was stopped.
+  // Every count-per-node distribution of gang i's pods over `candidates`,
+  // interchangeable nodes (equal free) taking non-increasing counts, kept in
+  // current_assign_[i] while `next` runs at each; `next` returns true to
+  // stop. Returns whether it was stopped.
   template <typename Next>
-  bool Distribute(const PackingGang& gang, std::vector<size_t> candidates, const Next& next) {
+  bool Distribute(size_t i, std::vector<size_t> candidates, const Next& next) {
+    const PackingGang& gang = gangs_[i];
+    std::vector<PodsOnNode>& where = current_assign_[i];
     const int32_t p = PerPod(gang);
     std::erase_if(candidates, [&](size_t n) { return free_[n] < p; });
     std::stable_sort(candidates.begin(), candidates.end(),
@@ -260,7 +298,9 @@ class Search {
       if (pos > 0 && class_free[pos] == class_free[pos - 1]) cap = std::min(cap, previous);
       for (int32_t c = cap; c >= 0; --c) {
         free_[n] -= c * p;
+        if (c > 0) where.push_back({static_cast<int32_t>(n), c});
         const bool stop = self(self, pos + 1, remaining - c, c);
+        if (c > 0) where.pop_back();
         free_[n] += c * p;
         if (stop) return true;
       }
@@ -272,6 +312,7 @@ class Search {
   std::span<const PackingNode> nodes_;
   std::span<const PackingGang> input_;
   uint64_t budget_;
+  std::chrono::steady_clock::time_point deadline_;
   int32_t racks_;
   size_t first_free_ = 0;  // search position of the first gang without a rack
   // Solve: (position, sorted free counts) -> gangs.
@@ -280,7 +321,9 @@ class Search {
   std::vector<PackingGang> gangs_;  // in search order
   std::vector<int32_t> free_;
   std::vector<uint8_t> current_;
+  std::vector<std::vector<PodsOnNode>> current_assign_;  // per search position
   int32_t best_ = 0;
+  std::vector<std::vector<PodsOnNode>> best_assign_;
   std::vector<uint8_t> best_placed_;
   std::vector<int32_t> best_free_;
   uint64_t explored_ = 0;
@@ -290,8 +333,8 @@ class Search {
 }  // namespace
 
 PackingResult OptimalGangs(std::span<const PackingNode> nodes, std::span<const PackingGang> gangs,
-                           uint64_t budget) {
-  return Search(nodes, gangs, budget).Run();
+                           uint64_t budget, std::chrono::steady_clock::time_point deadline) {
+  return Search(nodes, gangs, budget, deadline).Run();
 }
 
 PackingResult FirstFitGangs(std::span<const PackingNode> nodes,
@@ -300,9 +343,10 @@ PackingResult FirstFitGangs(std::span<const PackingNode> nodes,
   out.free.resize(nodes.size());
   for (size_t n = 0; n < nodes.size(); ++n) out.free[n] = std::max<int32_t>(0, nodes[n].free);
   out.placed.assign(gangs.size(), 0);
+  out.assignment.resize(gangs.size());
   const int32_t racks = NumRacks(nodes);
   for (size_t g = 0; g < gangs.size(); ++g) {
-    if (FirstFitGang(nodes, out.free, gangs[g], racks)) {
+    if (FirstFitGang(nodes, out.free, gangs[g], racks, out.assignment[g])) {
       out.placed[g] = 1;
       ++out.gangs;
     }

@@ -7,8 +7,8 @@
 // OptimalGangs: the most gangs placeable at once (the exact optimum), by
 // branch and bound:
 //   1. Gangs are decided in a fixed order: rack-required ones first, then
-//      the others, each group by demand ascending; an incumbent comes from
-//      first fit in that order.
+//      the others, each group by demand ascending; the incumbent is the
+//      better of first fit in that order and first fit in the input order.
 //   2. At each gang: cut when placed + bound <= best, where bound counts the
 //      undecided gangs that fit alone in the current state, capped by how
 //      many of the smallest of them the total free capacity holds.
@@ -23,8 +23,12 @@
 //      their free count alone: the rest is solved exactly by the same
 //      branching, memoised on (position, sorted free counts), and one best
 //      placement is read back from the memo.
-//   5. The search stops after `budget` explored states; `proven` is false
-//      then and `gangs` is the best found (a lower bound of the optimum).
+//   5. The search stops after `budget` explored states, or at `deadline`
+//      (checked every 256 states); `proven` is false then and `gangs` is the
+//      best found (a lower bound of the optimum, at least the incumbent's:
+//      never below FirstFitGangs).
+//   `assignment` gives the best placement found: per placed gang, the pods
+//   on each node (the scheduler's gang burst steers its placements to it).
 //
 // FirstFitGangs: the naive baseline, in submission order: each pod on the
 // first node (by index) with room; a rack gang in the first rack (by id)
@@ -37,6 +41,7 @@
 //
 // Thread-safety: free functions over their arguments; reentrant.
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -54,16 +59,27 @@ struct PackingGang {
   bool rack_required = false;
 };
 
+struct PodsOnNode {
+  int32_t node = 0;  // index into the nodes given
+  int32_t pods = 0;
+  bool operator==(const PodsOnNode&) const = default;
+};
+
 struct PackingResult {
   int32_t gangs = 0;            // gangs placed
   std::vector<uint8_t> placed;  // per input gang
-  std::vector<int32_t> free;    // free accelerators per node after placement
-  bool proven = true;           // OptimalGangs: the search finished within budget
-  uint64_t explored = 0;        // OptimalGangs: states explored
+  // Per input gang: where its pods go (empty for a gang not placed), nodes
+  // ascending. OptimalGangs and FirstFitGangs both fill it.
+  std::vector<std::vector<PodsOnNode>> assignment;
+  std::vector<int32_t> free;  // free accelerators per node after placement
+  bool proven = true;         // OptimalGangs: the search finished within budget
+  uint64_t explored = 0;      // OptimalGangs: states explored
 };
 
-PackingResult OptimalGangs(std::span<const PackingNode> nodes, std::span<const PackingGang> gangs,
-                           uint64_t budget = 50'000'000);
+PackingResult OptimalGangs(
+    std::span<const PackingNode> nodes, std::span<const PackingGang> gangs,
+    uint64_t budget = 50'000'000,
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max());
 
 PackingResult FirstFitGangs(std::span<const PackingNode> nodes, std::span<const PackingGang> gangs);
 

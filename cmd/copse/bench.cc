@@ -44,7 +44,9 @@ int RunBench(int argc, char** argv) {
                    "pid of the external scheduler, for its CPU figure")(
       "data-dir", po::value(&options.data_dir),
       "apiserver: keep the embedded store in this (new) directory, as copse local --data-dir "
-      "does");
+      "does")("detail", po::bool_switch(&options.detail),
+              "quality: print one line per instance (gangs, copse, optimum, first fit) on "
+              "stderr");
   po::positional_options_description positional;
   positional.add("scenario", 1);
   po::variables_map vm;

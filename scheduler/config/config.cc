@@ -256,13 +256,14 @@ void Parser::DecodeTop(const YAML::Node& root, bool copse_kind) {
     }
     r.Duration("gangBurstWindow", c.gang_burst_window);
     r.Int32("gangBurstMaxSkips", c.gang_burst_max_skips);
+    r.Duration("gangBurstPlanBudget", c.gang_burst_plan_budget);
     r.Duration("gangRecoveryTimeout", c.gang_recovery_timeout);
     if (std::optional<YAML::Node> n = r.Get("opsServer")) DecodeOpsServer(*n, "opsServer");
   } else {
     for (std::string_view key :
          {"podMaxInUnschedulablePodsDuration", "podGroupInitialBackoffSeconds",
           "podGroupMaxBackoffSeconds", "gangBurstWindow", "gangBurstMaxSkips",
-          "gangRecoveryTimeout", "opsServer"}) {
+          "gangBurstPlanBudget", "gangRecoveryTimeout", "opsServer"}) {
       r.Reject(key, kCopseOnlyHint);
     }
   }
@@ -503,6 +504,10 @@ void Parser::Validate() {
   }
   if (c.gang_burst_window < std::chrono::nanoseconds::zero()) {
     errors_.Invalid("gangBurstWindow", Quote(FormatGoDuration(c.gang_burst_window)),
+                    "must be greater than or equal to 0");
+  }
+  if (c.gang_burst_plan_budget < std::chrono::nanoseconds::zero()) {
+    errors_.Invalid("gangBurstPlanBudget", Quote(FormatGoDuration(c.gang_burst_plan_budget)),
                     "must be greater than or equal to 0");
   }
   if (c.gang_burst_max_skips < 0) {

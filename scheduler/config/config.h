@@ -115,6 +115,8 @@ struct SchedulerConfig {
   // Choosing among queued gangs (SchedulerOptions::gang_burst_window): 0 is off.
   std::chrono::nanoseconds gang_burst_window = std::chrono::nanoseconds::zero();
   int32_t gang_burst_max_skips = 3;
+  // SchedulerOptions::gang_burst_plan_budget: 0 turns the exact plan off.
+  std::chrono::nanoseconds gang_burst_plan_budget = std::chrono::milliseconds(5);
   // copse: a gang bound below its minimum this long is evicted and placed
   // again whole (gangRecoveryTimeout, a duration such as "60s"; 0: never).
   std::chrono::nanoseconds gang_recovery_timeout = std::chrono::seconds(60);

@@ -427,6 +427,70 @@ TEST(GangIntegration, BurstWindowPlacesMoreGangsThanArrivalOrder) {
   EXPECT_EQ(BoundPerGroup(pods)["big"], 0);
 }
 
+// The exact plan of a burst (scheduler/burst_plan.h) on two empty 8-GPU
+// nodes: "small" (2 pods x 2 GPUs) and "large" (2 x 6). GangBurst's order
+// runs small first, and packing puts both its pods on one node, which
+// leaves no room for large; first fit does the same. The plan splits small
+// over the two nodes and places both gangs. Run twice: with the plan (the
+// default budget), and with gangBurstPlanBudget 0 as the contrast.
+TEST(GangIntegration, BurstPlanSplitsAGangSoThatTheNextOneFits) {
+  auto run = [](Clock::Duration plan_budget) {
+    Cluster cluster;
+    for (int i = 0; i < 2; ++i) {
+      NodeSpec node;
+      node.name = "gpu-" + std::to_string(i);
+      node.extra_allocatable = R"(,"nvidia.com/gpu":"8")";
+      cluster.Create(kNodes, "", NodeJson(node));
+    }
+    for (const auto& [name, gpus] : {std::pair<std::string, std::string>{"small", "2"},
+                                     std::pair<std::string, std::string>{"large", "6"}}) {
+      cluster.Create(kube::resources::kPodGroups, "default", PodGroupJson(name, 2));
+      for (int i = 0; i < 2; ++i) {
+        std::string json = PodJson(Member(name, name + "-" + std::to_string(i), "100m"));
+        const std::string requests = R"("requests":{"cpu":"100m","memory":"64Mi"})";
+        const size_t at = json.find(requests);
+        EXPECT_NE(at, std::string::npos);
+        if (at == std::string::npos) return std::map<std::string, int>{};
+        json.replace(at, requests.size(),
+                     R"("requests":{"cpu":"100m","memory":"64Mi","nvidia.com/gpu":")" + gpus +
+                         R"("},"limits":{"nvidia.com/gpu":")" + gpus + R"("})");
+        cluster.Create(kPods, "default", json);
+      }
+    }
+    // Everything exists before the scheduler starts: one burst.
+    SchedulerOptions options;
+    options.gang_burst_window = std::chrono::milliseconds(500);
+    options.gang_burst_plan_budget = plan_budget;
+    cluster.StartScheduler(options);
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          auto bound = BoundPerGroup(cluster.Pods());
+          kube::PodGroup group;
+          const kube::Condition* large = GroupCondition(cluster, "large", &group);
+          return bound["small"] == 2 &&
+                 (bound["large"] == 2 || (large != nullptr && large->status == "False"));
+        },
+        std::chrono::seconds(30)));
+    const auto pods = cluster.Pods();
+    for (const std::string& p : CheckInvariants(cluster.Nodes(), pods)) ADD_FAILURE() << p;
+    std::map<std::string, int> gpus_on;
+    for (const kube::Pod& pod : pods) {
+      if (pod.spec.node_name.empty()) continue;
+      gpus_on[pod.spec.node_name] += pod.meta.name.starts_with("large") ? 6 : 2;
+    }
+    for (const auto& [node, gpus] : gpus_on) EXPECT_LE(gpus, 8) << node;
+    auto bound = BoundPerGroup(pods);
+    EXPECT_TRUE(bound["large"] == 0 || bound["large"] == 2) << "all or nothing";
+    return bound;
+  };
+  auto planned = run(std::chrono::milliseconds(5));
+  EXPECT_EQ(planned["small"], 2);
+  EXPECT_EQ(planned["large"], 2) << "the plan places both gangs";
+  auto ordered = run(Clock::Duration::zero());
+  EXPECT_EQ(ordered["small"], 2);
+  EXPECT_EQ(ordered["large"], 0) << "without a plan, small is packed on one node";
+}
+
 // A member that keeps waiting is told why once the delay has passed.
 TEST(GangIntegration, AMemberStillWaitingAfterTheDelayIsTold) {
   Cluster cluster;

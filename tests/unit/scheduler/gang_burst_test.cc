@@ -88,6 +88,23 @@ TEST(GangBurst, CountsSkipsAndPutsAnOverdueGangFirst) {
   EXPECT_EQ(burst.Order(gangs), (std::vector<size_t>{2, 1, 0}));
 }
 
+// With a BurstPlan, the gangs it places run first (each part in the rule's
+// order); an overdue gang is reported so that the loop makes no plan.
+TEST(GangBurst, PlannedGangsFirstAndOverdueReported) {
+  GangBurst burst(GangBurstOptions{milliseconds(100), 2, 64});
+  const std::vector<BurstGang> gangs = {Gang("big", 32), Gang("mid", 8, true), Gang("small", 4)};
+  EXPECT_EQ(burst.Order(gangs), (std::vector<size_t>{1, 2, 0}));
+  const std::vector<uint8_t> planned = {1, 0, 1};
+  EXPECT_EQ(burst.Order(gangs, planned), (std::vector<size_t>{2, 0, 1}));
+  // A plan of another size is ignored.
+  EXPECT_EQ(burst.Order(gangs, std::vector<uint8_t>{1}), (std::vector<size_t>{1, 2, 0}));
+  // big: skipped by all three orders (more than max_skips 2); mid: by the second.
+  EXPECT_EQ(burst.Skips("big"), 3);
+  EXPECT_EQ(burst.Skips("mid"), 1);
+  EXPECT_TRUE(burst.AnyOverdue(gangs));
+  EXPECT_FALSE(burst.AnyOverdue(std::vector<BurstGang>{gangs[1], gangs[2]}));
+}
+
 TEST(GangBurst, DemandAndConstraintFromTheMembersAndSpec) {
   ResourceNames names;
   std::vector<std::shared_ptr<const PodInfo>> members;

@@ -1035,6 +1035,18 @@ TEST_F(ConfigTest, GangBurstFields) {
             "gangBurstWindow: Invalid value: \"-1s\": must be greater than or equal to 0");
   EXPECT_EQ(ErrorOf(Doc(kCopse, "gangBurstMaxSkips: -2\n")),
             "gangBurstMaxSkips: Invalid value: -2: must be greater than or equal to 0");
+  // The exact plan of a burst: 5ms by default, 0s turns it off.
+  EXPECT_EQ(none->gang_burst_plan_budget, std::chrono::milliseconds(5));
+  Result<SchedulerConfig> off = Parse(Doc(kCopse, "gangBurstPlanBudget: 0s\n"));
+  ASSERT_TRUE(off.ok()) << off.error().message;
+  EXPECT_EQ(off->gang_burst_plan_budget, std::chrono::nanoseconds::zero());
+  Result<SchedulerConfig> longer = Parse(Doc(kCopse, "gangBurstPlanBudget: 20ms\n"));
+  ASSERT_TRUE(longer.ok()) << longer.error().message;
+  EXPECT_EQ(longer->gang_burst_plan_budget, std::chrono::milliseconds(20));
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "gangBurstPlanBudget: -5ms\n")),
+            "gangBurstPlanBudget: Invalid value: \"-5ms\": must be greater than or equal to 0");
+  EXPECT_THAT(ErrorOf(Doc(kKube, "gangBurstPlanBudget: 5ms\n")),
+              HasSubstr("unknown field \"gangBurstPlanBudget\""));
 }
 
 TEST_F(ConfigTest, DuplicateFields) {

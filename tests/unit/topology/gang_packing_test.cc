@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <random>
+#include <set>
 #include <vector>
 
 namespace copse::topology {
@@ -44,8 +46,10 @@ int BruteForce(const std::vector<PackingNode>& nodes, const std::vector<PackingG
   return best;
 }
 
-// The placement a result claims is consistent: free never negative, and the
-// accelerators taken are exactly those of the gangs marked placed.
+// The placement a result claims is consistent: free never negative, the
+// accelerators taken are exactly those of the gangs marked placed, and the
+// assignment (pods per node of each placed gang, none for the others, a rack
+// gang inside one rack) leaves exactly the free counts claimed.
 void ExpectConsistent(const std::vector<PackingNode>& nodes, const std::vector<PackingGang>& gangs,
                       const PackingResult& r) {
   ASSERT_EQ(r.free.size(), nodes.size());
@@ -65,6 +69,30 @@ void ExpectConsistent(const std::vector<PackingNode>& nodes, const std::vector<P
   }
   EXPECT_EQ(count, r.gangs);
   EXPECT_EQ(before - after, taken);
+  ASSERT_EQ(r.assignment.size(), gangs.size());
+  std::vector<int64_t> free;
+  for (const PackingNode& n : nodes) free.push_back(n.free);
+  for (size_t g = 0; g < gangs.size(); ++g) {
+    if (!r.placed[g]) {
+      EXPECT_TRUE(r.assignment[g].empty()) << "gang " << g;
+      continue;
+    }
+    int32_t pods = 0;
+    std::set<int32_t> racks;
+    for (const PodsOnNode& where : r.assignment[g]) {
+      ASSERT_GE(where.node, 0);
+      ASSERT_LT(static_cast<size_t>(where.node), nodes.size());
+      EXPECT_GT(where.pods, 0);
+      pods += where.pods;
+      free[static_cast<size_t>(where.node)] -= int64_t{where.pods} * gangs[g].per_pod;
+      racks.insert(nodes[static_cast<size_t>(where.node)].rack);
+    }
+    EXPECT_EQ(pods, gangs[g].pods) << "gang " << g;
+    if (gangs[g].rack_required) {
+      EXPECT_EQ(racks.size(), 1u) << "gang " << g;
+    }
+  }
+  for (size_t n = 0; n < nodes.size(); ++n) EXPECT_EQ(free[n], r.free[n]) << "node " << n;
 }
 
 TEST(GangPacking, OptimumMatchesExhaustiveSearchOnSmallInstances) {
@@ -150,6 +178,38 @@ TEST(GangPacking, StrandedCapacityCountsFreeThatNoPendingPodUses) {
   EXPECT_EQ(StrandedCapacity(free, std::vector<int64_t>{1}), 0);
   EXPECT_EQ(StrandedCapacity(free, std::vector<int64_t>{}), 0);  // nothing pending
   EXPECT_EQ(StrandedCapacity(free, std::vector<int64_t>{9}), 3 + 5 + 8 + 1);
+}
+
+}  // namespace
+}  // namespace copse::topology
+
+namespace copse::topology {
+namespace {
+
+// A deadline already past stops the search at its first check (every 256
+// states): unproven, with a complete, consistent placement (at least the
+// incumbent, first fit in the search order).
+TEST(GangPacking, DeadlineStopsTheSearchWithAPlacement) {
+  std::mt19937 rng(7);
+  int cut = 0;
+  for (int instance = 0; instance < 20; ++instance) {
+    std::vector<PackingNode> nodes;
+    for (int n = 0; n < 24; ++n) nodes.push_back({n / 3, static_cast<int32_t>(1 + rng() % 8)});
+    std::vector<PackingGang> gangs;
+    for (int g = 0; g < 14; ++g) {
+      gangs.push_back({2 + static_cast<int32_t>(rng() % 6), 1 + static_cast<int32_t>(rng() % 8),
+                       rng() % 10 < 4});
+    }
+    const PackingResult stopped =
+        OptimalGangs(nodes, gangs, /*budget=*/50'000'000, std::chrono::steady_clock::now());
+    EXPECT_LE(stopped.explored, 256u) << "instance " << instance;
+    ExpectConsistent(nodes, gangs, stopped);
+    // The incumbent holds: never below first fit in the input order.
+    EXPECT_GE(stopped.gangs, FirstFitGangs(nodes, gangs).gangs) << "instance " << instance;
+    if (stopped.proven) continue;  // solved within the first 256 states
+    ++cut;
+  }
+  EXPECT_GT(cut, 0) << "every instance was solved within 256 states";
 }
 
 }  // namespace
