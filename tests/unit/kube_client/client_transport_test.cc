@@ -346,12 +346,25 @@ TEST(ClientTransport, RateLimiterSpacesRequests) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(io.Run(client->Request(HttpMethod::kGet, "/")).ok());
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(190));
-  // A wait longer than the deadline fails at once instead of waiting.
-  for (int i = 0; i < 5; ++i) (void)io.Run(client->Request(HttpMethod::kGet, "/"));
-  auto late = io.Run(client->Request(HttpMethod::kGet, "/", {}, {}, std::chrono::milliseconds(10)));
+}
+
+TEST(ClientTransport, ARateLimiterWaitBeyondTheDeadlineFailsAtOnce) {
+  RawHttpServer server(EchoOk);
+  IoThread io;
+  ClientConfig config = HttpConfig(server.url());
+  // One token per 100 s: after the first request the bucket stays empty for
+  // the whole test however slowly it runs (e.g. under a sanitizer).
+  config.qps = 0.01;
+  config.burst = 1;
+  auto client = MakeClient(io, config);
+  ASSERT_TRUE(io.Run(client->Request(HttpMethod::kGet, "/")).ok());
+  const auto start = std::chrono::steady_clock::now();
+  auto late = io.Run(client->Request(HttpMethod::kGet, "/", {}, {}, std::chrono::seconds(5)));
   ASSERT_FALSE(late.ok());
   EXPECT_EQ(late.error().code, ErrorCode::kTimeout);
   EXPECT_NE(late.error().message.find("rate limiter"), std::string::npos);
+  // At once: it did not sit out the 5-second deadline first.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
 }
 
 std::string Chunk(std::string_view data) {

@@ -1,7 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -149,17 +147,17 @@ TEST(WatchEventDecoder, PendingBytesShowATruncatedEvent) {
   EXPECT_EQ(decoder.pending_bytes(), 12u);
 }
 
-// The hot path: a watch must be able to deliver >= 100,000 events/s.
-TEST(WatchEventDecoder, DecodesMoreThan100kPodEventsPerSecond) {
+// The hot path's shape: 100,000 events fed in network-sized pieces through
+// the zero-copy path all come out, in order. Its speed (>= 100,000 events/s)
+// is a benchmark, not a test: bench/micro/watch_decoder_bench.cc.
+TEST(WatchEventDecoder, DecodesAHundredThousandEventsFedInNetworkSizedPieces) {
   constexpr int kEvents = 100'000;
   std::string stream;
   for (int i = 0; i < 1000; ++i) stream += EventLine("MODIFIED", PodJson(i, 1000 + i));
   WatchEventDecoder decoder;
   WatchEvent event;
   size_t decoded = 0;
-  const auto start = std::chrono::steady_clock::now();
   for (int round = 0; round < kEvents / 1000; ++round) {
-    // Network-sized pieces through the zero-copy path.
     for (size_t pos = 0; pos < stream.size(); pos += 16384) {
       const size_t n = std::min<size_t>(16384, stream.size() - pos);
       std::memcpy(decoder.Prepare(n), stream.data() + pos, n);
@@ -168,17 +166,12 @@ TEST(WatchEventDecoder, DecodesMoreThan100kPodEventsPerSecond) {
         auto next = decoder.Next(event);
         ASSERT_TRUE(next.ok());
         if (!*next) break;
+        ASSERT_EQ(event.resource_version, std::to_string(1000 + decoded % 1000));
         ++decoded;
       }
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ASSERT_EQ(decoded, static_cast<size_t>(kEvents));
-  const double rate = kEvents / seconds;
-  std::printf("decoded %d pod events (%zu bytes each) in %.3f s: %.0f events/s\n", kEvents,
-              PodJson(1, 1).size(), seconds, rate);
-  EXPECT_GE(rate, 100'000.0);
+  EXPECT_EQ(decoded, static_cast<size_t>(kEvents));
 }
 
 TEST(DecodeList, ItemsAreRawTextAndMetadataIsRead) {
