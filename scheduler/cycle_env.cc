@@ -5,6 +5,8 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cassert>
 #include <random>
 #include <thread>
 
@@ -32,12 +34,21 @@ CycleEnv::CycleEnv(ResourceNames& names, const CycleEnvOptions& options)
     arena_ = std::make_unique<Arena>(threads);
     tbb::task_arena* arena = &arena_->arena;
     parallel_for_ = [arena](size_t count, const std::function<void(size_t)>& body) {
+      // tbb::parallel_for returns after every body has run, but Debian's
+      // oneTBB is not built with ThreadSanitizer, which then cannot see that
+      // join and reports the caller's later writes (the cycle's state the
+      // bodies read) as races. Each chunk's release and the caller's acquire
+      // make the join visible to it; one atomic add per chunk.
+      std::atomic<size_t> done{0};
       arena->execute([&] {
         tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1),
                           [&](const tbb::blocked_range<size_t>& r) {
                             for (size_t i = r.begin(); i != r.end(); ++i) body(i);
+                            done.fetch_add(r.size(), std::memory_order_release);
                           });
       });
+      [[maybe_unused]] const size_t ran = done.load(std::memory_order_acquire);
+      assert(ran == count);
     };
   }
 }
