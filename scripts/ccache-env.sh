@@ -6,6 +6,10 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 # -g puts the build directory into the object files; ignore it so that clones
 # in other folders hit the same cache entries.
 export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
+# The test executables' precompiled header (COPSE_PCH): ccache caches files
+# compiled with one only when it may ignore the __DATE__/__TIME__ and
+# PCH-defined macros it cannot see (copse's code uses none).
+export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:-pch_defines,time_macros}"
 # Three build configurations (RelWithDebInfo with gcc, ASan+UBSan+fuzzer and
 # TSan with clang) must fit, or each CI run evicts the others' objects and
 # starts cold again; ccache's default of 5 GB does not hold them. Raise the

@@ -22,7 +22,7 @@
 #include "tests/support/paths.h"
 
 namespace copse::e2e {
-namespace {
+namespace gang_e2e_test {
 
 using json = nlohmann::json;
 
@@ -131,5 +131,5 @@ TEST(GangE2E, CopsePodGroupLargerThanTheClusterBindsNothing) {
   }
 }
 
-}  // namespace
+}  // namespace gang_e2e_test
 }  // namespace copse::e2e

@@ -37,7 +37,7 @@
 #include "tests/support/paths.h"
 
 namespace copse::e2e {
-namespace {
+namespace grove_e2e_test {
 
 using json = nlohmann::json;
 
@@ -697,5 +697,5 @@ TEST(GroveE2E, InvalidPodCliqueSetIsRejectedByTheWebhookAndCreatesNothing) {
   EXPECT_EQ(Names(GetJson(cluster, {"services"})).count("broken-0"), 0u);
 }
 
-}  // namespace
+}  // namespace grove_e2e_test
 }  // namespace copse::e2e

@@ -24,7 +24,7 @@
 #include "tests/support/paths.h"
 
 namespace copse::e2e {
-namespace {
+namespace real_e2e_test {
 
 using json = nlohmann::json;
 
@@ -496,5 +496,5 @@ TEST_F(RealClusterE2E, CopseGroveRunsAPodCliqueSetWhosePodsAreScheduled) {
   cluster_->Kubectl({"delete", "podcliquesets.grove.io", "--all", "-n", ns_, "--wait=false"});
 }
 
-}  // namespace
+}  // namespace real_e2e_test
 }  // namespace copse::e2e

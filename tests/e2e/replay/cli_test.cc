@@ -10,7 +10,7 @@
 #include "tests/support/process.h"
 
 namespace copse::e2e {
-namespace {
+namespace cli_test {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -92,5 +92,5 @@ TEST_F(ReplayCliTest, TheShippedExampleTraceParsesAndReplays) {
   EXPECT_NE(replay.out.find("pack.yaml"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace cli_test
 }  // namespace copse::e2e

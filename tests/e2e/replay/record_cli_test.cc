@@ -13,7 +13,7 @@
 #include "tests/support/process.h"
 
 namespace copse::e2e {
-namespace {
+namespace record_cli_test {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -233,5 +233,5 @@ TEST_F(RecordCliTest, BadFlagsAndAnUnreachableServerNameTheFlag) {
   EXPECT_NE(r.out.find("--record"), std::string::npos) << r.out;
 }
 
-}  // namespace
+}  // namespace record_cli_test
 }  // namespace copse::e2e

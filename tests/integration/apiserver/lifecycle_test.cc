@@ -4,7 +4,7 @@
 #include "tests/integration/apiserver/test_util.h"
 
 namespace copse::apiserver::testing {
-namespace {
+namespace lifecycle_test {
 
 json ConfigMap(const std::string& name, json owner = nullptr) {
   json cm = {{"apiVersion", "v1"},
@@ -332,5 +332,5 @@ TEST_F(ApiServerTest, PriorityAdmission) {
   EXPECT_EQ(client().Post("/api/v1/namespaces/default/pods", missing).status, 403);
 }
 
-}  // namespace
+}  // namespace lifecycle_test
 }  // namespace copse::apiserver::testing

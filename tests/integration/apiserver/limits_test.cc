@@ -14,7 +14,7 @@
 #include "tests/unit/net/net_test_util.h"
 
 namespace copse::apiserver::testing {
-namespace {
+namespace limits_test {
 
 using namespace std::chrono_literals;
 
@@ -318,5 +318,5 @@ TEST_F(Types, PodFieldsHaveTheirTypes) {
   EXPECT_EQ(client().Post("/api/v1/namespaces/default/pods", MakePod("p")).status, 201);
 }
 
-}  // namespace
+}  // namespace limits_test
 }  // namespace copse::apiserver::testing

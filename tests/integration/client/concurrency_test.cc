@@ -10,7 +10,7 @@
 #include "tests/integration/client/fixture.h"
 
 namespace copse::kube {
-namespace {
+namespace concurrency_test {
 
 using nlohmann::json;
 
@@ -116,5 +116,5 @@ TEST(ClientConcurrency, ReadModifyWriteLosesNoUpdate) {
   EXPECT_LE(client->stats().connections_created, client->config().max_connections + 1);
 }
 
-}  // namespace
+}  // namespace concurrency_test
 }  // namespace copse::kube

@@ -12,7 +12,7 @@
 #include "tests/integration/client/fixture.h"
 
 namespace copse::kube {
-namespace {
+namespace large_bodies_test {
 
 using nlohmann::json;
 
@@ -61,5 +61,5 @@ INSTANTIATE_TEST_SUITE_P(HttpAndHttps, LargeBodies, ::testing::Values(false, tru
                            return info.param ? "Https" : "Http";
                          });
 
-}  // namespace
+}  // namespace large_bodies_test
 }  // namespace copse::kube

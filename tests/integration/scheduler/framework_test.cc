@@ -19,7 +19,7 @@
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
-namespace {
+namespace framework_test {
 
 using kube::resources::kNodes;
 using kube::resources::kPods;
@@ -473,5 +473,5 @@ TEST(FrameworkIntegration, APluginsEventsToRegisterDecideRequeueing) {
   ASSERT_TRUE(WaitUntil([&] { return Bound(cluster, "waits"); }, std::chrono::seconds(30)));
 }
 
-}  // namespace
+}  // namespace framework_test
 }  // namespace copse::scheduler::testing

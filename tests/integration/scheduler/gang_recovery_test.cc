@@ -18,7 +18,7 @@
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
-namespace {
+namespace gang_recovery_test {
 
 using kube::resources::kNodes;
 using kube::resources::kPods;
@@ -215,5 +215,5 @@ TEST(GangRecoveryIntegration, VictimPodGroupGetsDisruptionTarget) {
   }));
 }
 
-}  // namespace
+}  // namespace gang_recovery_test
 }  // namespace copse::scheduler::testing

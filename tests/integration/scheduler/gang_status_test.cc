@@ -20,7 +20,7 @@
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
-namespace {
+namespace gang_status_test {
 
 using kube::resources::kCopsePodGroups;
 using kube::resources::kNodes;
@@ -252,5 +252,5 @@ TEST(GangStatusIntegration, AWaitingGroupIsProtectedFromTheStart) {
   ASSERT_TRUE(WaitUntil([&] { return !GetGroup(cluster, "huge").has_value(); }));
 }
 
-}  // namespace
+}  // namespace gang_status_test
 }  // namespace copse::scheduler::testing

@@ -16,7 +16,7 @@
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
-namespace {
+namespace gang_test {
 
 using kube::resources::kNodes;
 using kube::resources::kPods;
@@ -325,11 +325,11 @@ TEST(GangIntegration, PodWaitsForItsPodGroupThenSchedules) {
   ASSERT_TRUE(WaitUntil([&] { return BoundPerGroup(cluster.Pods())["late"] == 2; }));
 }
 
-}  // namespace
+}  // namespace gang_test
 }  // namespace copse::scheduler::testing
 
 namespace copse::scheduler::testing {
-namespace {
+namespace gang_test {
 
 bool HasProtection(Cluster& cluster, const std::string& name) {
   auto got = cluster.store().Get(kube::resources::kPodGroups, "default", name);
@@ -356,11 +356,11 @@ TEST(GangIntegration, FinalizerProtectsAScheduledGroupUntilItsMembersAreGone) {
   ASSERT_TRUE(WaitUntil([&] { return !HasProtection(cluster, "kept"); }));
 }
 
-}  // namespace
+}  // namespace gang_test
 }  // namespace copse::scheduler::testing
 
 namespace copse::scheduler::testing {
-namespace {
+namespace gang_test {
 
 std::vector<std::string> FailedSchedulingEvents(Cluster& cluster) {
   std::vector<std::string> out;
@@ -520,5 +520,5 @@ TEST(GangIntegration, AMemberStillWaitingAfterTheDelayIsTold) {
   EXPECT_EQ(FailedSchedulingEvents(cluster).size(), 1u);
 }
 
-}  // namespace
+}  // namespace gang_test
 }  // namespace copse::scheduler::testing

@@ -14,7 +14,7 @@
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
-namespace {
+namespace ownership_test {
 
 using kube::resources::kCopsePodGroups;
 using kube::resources::kNodes;
@@ -210,5 +210,5 @@ TEST(OwnershipIntegration, AMixedGroupGetsMixedSchedulersAndIsNotBound) {
   EXPECT_EQ(cluster.scheduler()->stats().attempts, 0u) << "a mixed group costs no cycle";
 }
 
-}  // namespace
+}  // namespace ownership_test
 }  // namespace copse::scheduler::testing

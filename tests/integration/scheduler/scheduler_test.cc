@@ -12,7 +12,7 @@
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
-namespace {
+namespace scheduler_test {
 
 using kube::resources::kNodes;
 using kube::resources::kPods;
@@ -443,5 +443,5 @@ TEST(SchedulerIntegration, WritesOnTheInformersClientStillBind) {
   EXPECT_TRUE(WaitUntil([&] { return cluster.scheduler()->stats().bound == 3u; }));
 }
 
-}  // namespace
+}  // namespace scheduler_test
 }  // namespace copse::scheduler::testing

@@ -14,7 +14,7 @@
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
-namespace {
+namespace served_apis_test {
 
 using kube::resources::kCopsePodGroups;
 using kube::resources::kNodes;
@@ -164,5 +164,5 @@ TEST(ServedApisIntegration, WithoutV1alpha2CopsePodGroupGangsStillWork) {
   for (const std::string& v : CheckInvariants(cluster.Nodes(), cluster.Pods())) ADD_FAILURE() << v;
 }
 
-}  // namespace
+}  // namespace served_apis_test
 }  // namespace copse::scheduler::testing

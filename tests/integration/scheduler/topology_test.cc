@@ -20,7 +20,7 @@
 #include "tests/integration/scheduler/harness.h"
 
 namespace copse::scheduler::testing {
-namespace {
+namespace topology_test {
 
 using kube::resources::kCopsePodGroups;
 using kube::resources::kNodes;
@@ -456,5 +456,5 @@ TEST(TopologyIntegration, GroupWaitsForItsTopologyAndWarnsAboutConsistency) {
   ASSERT_TRUE(WaitUntil([&] { return BoundPerGang(cluster)["odd"].count == 6; }));
 }
 
-}  // namespace
+}  // namespace topology_test
 }  // namespace copse::scheduler::testing

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 namespace copse::apiserver {
-namespace {
+namespace apply_test {
 
 using nlohmann::json;
 
@@ -178,5 +178,5 @@ TEST(ServerSideApply, ManagedFieldsInTheAppliedObjectAreRefused) {
   EXPECT_EQ(out.error().http_status, 400);
 }
 
-}  // namespace
+}  // namespace apply_test
 }  // namespace copse::apiserver

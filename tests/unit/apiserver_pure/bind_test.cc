@@ -17,7 +17,7 @@
 #include "core/clock.h"
 
 namespace copse::apiserver {
-namespace {
+namespace bind_test {
 
 using nlohmann::json;
 
@@ -336,5 +336,5 @@ TEST(JsonSpliceTest, ApplyInAnyOrderWithPlaceholder) {
   EXPECT_EQ(splice::Apply(R"({"b":1})", edits, "42"), R"({"a":0,"b":42})");
 }
 
-}  // namespace
+}  // namespace bind_test
 }  // namespace copse::apiserver

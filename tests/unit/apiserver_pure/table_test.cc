@@ -9,7 +9,7 @@
 #include "apiserver/jsonpath.h"
 
 namespace copse::apiserver {
-namespace {
+namespace table_test {
 
 using json = nlohmann::json;
 using std::chrono::hours;
@@ -390,5 +390,5 @@ TEST(WorkloadCells, DeploymentReplicaSetStatefulSetDaemonSetAndJob) {
   EXPECT_EQ(cells["Duration"], "10s");
 }
 
-}  // namespace
+}  // namespace table_test
 }  // namespace copse::apiserver

@@ -6,7 +6,7 @@
 #include <string>
 
 namespace copse::apiserver {
-namespace {
+namespace validation_test {
 
 using json = nlohmann::json;
 
@@ -486,5 +486,5 @@ TEST(Validation, NameValidators) {
   EXPECT_EQ(IsQualifiedName("a/b/c").size(), 1u);
 }
 
-}  // namespace
+}  // namespace validation_test
 }  // namespace copse::apiserver

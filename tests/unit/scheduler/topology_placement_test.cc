@@ -36,7 +36,7 @@
 #include "topology/levels.h"
 
 namespace copse::scheduler {
-namespace {
+namespace topology_placement_test {
 
 using plugins::testing::FixedRandom;
 using plugins::testing::MakeResources;
@@ -1288,11 +1288,11 @@ TEST(TopologyPlacementQuality, BurstPlanReachesTheOptimumAndNeverFallsBelowFirst
   EXPECT_GE(plan.ratio_sum / kInstances, 0.95);
 }
 
-}  // namespace
+}  // namespace topology_placement_test
 }  // namespace copse::scheduler
 
 namespace copse::scheduler {
-namespace {
+namespace topology_placement_test {
 
 // Gang preemption inside candidate domains: with the topology callback the
 // victims are found in one rack and the gang is placed there whole.
@@ -1348,11 +1348,11 @@ TEST(TopologyPlacement, GangPreemptionFindsVictimsInsideOneRack) {
   for (NodeIndex n = 0; n < snapshot.num_nodes(); ++n) EXPECT_EQ(snapshot.pod_count(n), 1u);
 }
 
-}  // namespace
+}  // namespace topology_placement_test
 }  // namespace copse::scheduler
 
 namespace copse::scheduler {
-namespace {
+namespace topology_placement_test {
 
 // The optimistic first pass ranks racks on free capacity alone: the tightest
 // rack here is tainted, so that pass fails there and the full search (with
@@ -1419,11 +1419,11 @@ TEST(TopologyPlacement, FilterVerdictsExplainATaintedRack) {
       << p.placement.failure;
 }
 
-}  // namespace
+}  // namespace topology_placement_test
 }  // namespace copse::scheduler
 
 namespace copse::scheduler {
-namespace {
+namespace topology_placement_test {
 
 // A basic (non-gang) v1alpha2 group with a topologyKey: no all-or-nothing,
 // its pods go to the one rack that holds most of them.
@@ -1448,11 +1448,11 @@ TEST(TopologyPlacement, BasicGroupFillsTheRackHoldingMost) {
     EXPECT_EQ(cluster.LabelOf(m.node, kRack), "rack-1-1-2");
 }
 
-}  // namespace
+}  // namespace topology_placement_test
 }  // namespace copse::scheduler
 
 namespace copse::scheduler {
-namespace {
+namespace topology_placement_test {
 
 // Subgroups' pods differ in their subgroup label, so they are different pod
 // classes; each class alone fits a block, all of them together do not: the
@@ -1479,11 +1479,11 @@ TEST(TopologyPlacement, ShortfallCountsClassesTogether) {
   EXPECT_EQ(p.placement.failure, "best block block-1-1 fits 16/24 pods: 8 Insufficient cpu");
 }
 
-}  // namespace
+}  // namespace topology_placement_test
 }  // namespace copse::scheduler
 
 namespace copse::scheduler {
-namespace {
+namespace topology_placement_test {
 
 // BurstPlan (scheduler/burst_plan.h): bursts the model cannot describe get
 // no plan and a reason; a plan's nodes are checked by the Filter plugins.
@@ -1556,5 +1556,5 @@ TEST(BurstPlan, PlannedNodesStillPassTheFilterPlugins) {
   ExpectWithinAllocatable(snapshot);
 }
 
-}  // namespace
+}  // namespace topology_placement_test
 }  // namespace copse::scheduler

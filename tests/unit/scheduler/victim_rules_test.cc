@@ -19,7 +19,7 @@
 #include "tests/unit/plugins/test_util.h"
 
 namespace copse::scheduler {
-namespace {
+namespace victim_rules_test {
 
 using plugins::testing::FixedRandom;
 using plugins::testing::PodBuilder;
@@ -356,5 +356,5 @@ TEST(GangRecovery, GangBelowItsMinimumIsDueAfterTheTimeout) {
   EXPECT_EQ(recovery.broken(), 0u);
 }
 
-}  // namespace
+}  // namespace victim_rules_test
 }  // namespace copse::scheduler

@@ -11,7 +11,7 @@
 #include "tests/unit/topology/topology_test_util.h"
 
 namespace copse::topology {
-namespace {
+namespace domain_tree_test {
 
 using testing::AddSyntheticNodes;
 using testing::BruteForceDomainFree;
@@ -420,5 +420,5 @@ void RandomizedRefresh(bool index_keys, uint32_t seed) {
 TEST(DomainTree, RandomizedRefreshMatchesRebuildWithIndexedKeys) { RandomizedRefresh(true, 1); }
 TEST(DomainTree, RandomizedRefreshMatchesRebuildWithLabelMaps) { RandomizedRefresh(false, 2); }
 
-}  // namespace
+}  // namespace domain_tree_test
 }  // namespace copse::topology

@@ -9,7 +9,7 @@
 #include "tests/unit/topology/topology_test_util.h"
 
 namespace copse::topology {
-namespace {
+namespace fit_test {
 
 using testing::AddSyntheticNodes;
 using testing::Shape;
@@ -233,5 +233,5 @@ TEST(FitCounts, HugeValuesUseExactIntegerDivisionAndSaturate) {
   EXPECT_EQ(counts.node(0), 1u);  // (2^52 - 1) / 2^51 = 1.99999...
 }
 
-}  // namespace
+}  // namespace fit_test
 }  // namespace copse::topology

@@ -15,7 +15,7 @@
 // here they are the same allocator on purpose.
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
-namespace {
+namespace no_alloc_counter {
 thread_local bool g_counting = false;
 thread_local size_t g_allocations = 0;
 
@@ -23,7 +23,9 @@ void* CountedMalloc(std::size_t size) noexcept {
   if (g_counting) ++g_allocations;
   return std::malloc(size == 0 ? 1 : size);
 }
-}  // namespace
+}  // namespace no_alloc_counter
+
+using no_alloc_counter::CountedMalloc;
 
 void* operator new(std::size_t size) {
   if (void* p = CountedMalloc(size)) return p;
@@ -45,8 +47,10 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace copse::topology {
-namespace {
+namespace no_alloc_test {
 
+using ::no_alloc_counter::g_allocations;
+using ::no_alloc_counter::g_counting;
 using testing::AddSyntheticNodes;
 using testing::TestCluster;
 using testing::ZoneBlockRack;
@@ -112,5 +116,5 @@ TEST(TopologyNoAlloc, HotPathsDoNotAllocate) {
   EXPECT_NE(sink, 0);
 }
 
-}  // namespace
+}  // namespace no_alloc_test
 }  // namespace copse::topology

@@ -11,7 +11,7 @@
 #include "tests/unit/topology/topology_test_util.h"
 
 namespace copse::topology {
-namespace {
+namespace pack_test {
 
 using testing::AddSyntheticNodes;
 using testing::Shape;
@@ -317,5 +317,5 @@ TEST(DomainPacker, NestedSubdomainPlacementSharesTheLedger) {
   EXPECT_EQ(ranked.size(), 4u);
 }
 
-}  // namespace
+}  // namespace pack_test
 }  // namespace copse::topology

@@ -1,0 +1,1 @@
+// The object the test executables take their precompiled header from (tests/CMakeLists.txt).
