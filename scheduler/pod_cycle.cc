@@ -18,6 +18,7 @@ class LazyVictimRules final : public plugins::VictimPolicy {
     return Get().Removable(candidates);
   }
   bool Complete(std::vector<PodRef>& victims) const override { return Get().Complete(victims); }
+  bool Leaving(const PodInfo& pod) const override { return gangs_.Evicting(pod.uid); }
 
  private:
   const VictimRules& Get() const {
@@ -49,7 +50,17 @@ CycleOutcome PodCycle::Run(const queue::PoppedUnit& unit) {
   CycleOutcome out;
   // A single pod's cycle changes rows the last gang's pass does not know.
   env_.InvalidateGangBatch();
-  const PodPtr& pod = unit.pods.front();
+  PodPtr pod = unit.pods.front();
+  // This scheduler's own nomination (an earlier cycle's preemption) before
+  // the API server has echoed it in status.nominatedNodeName: the pod waits
+  // for its victims on that node instead of preempting again.
+  if (pod->nominated_node_name.empty()) {
+    if (std::optional<std::string> node = queue_.NominatedNodeOf(pod->uid)) {
+      auto nominated = std::make_shared<PodInfo>(*pod);
+      nominated->nominated_node_name = std::move(*node);
+      pod = std::move(nominated);
+    }
+  }
   const std::optional<size_t> profile = profiles_.IndexOf(pod->scheduler_name);
   // 1. Nothing to do.
   if (!profile.has_value() || pod->terminating || cache_.Knows(pod->uid)) return out;

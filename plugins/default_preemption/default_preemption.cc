@@ -81,7 +81,8 @@ size_t DefaultPreemption::NumCandidates(size_t num_potential) const noexcept {
 }
 
 std::optional<std::string> DefaultPreemption::PodEligibleToPreemptOthers(
-    const PodInfo& pod, const Snapshot& snapshot, std::span<const Status> node_statuses) {
+    const PodInfo& pod, const Snapshot& snapshot, std::span<const Status> node_statuses,
+    const VictimPolicy* policy) {
   if (pod.preemption_policy == PreemptionPolicy::kNever)
     return std::string("not eligible due to preemptionPolicy=Never.");
   if (pod.nominated_node_name.empty()) return std::nullopt;
@@ -93,7 +94,8 @@ std::optional<std::string> DefaultPreemption::PodEligibleToPreemptOthers(
     return std::nullopt;
   }
   for (const PodRef& p : snapshot.pods(*nominated)) {
-    if (p->priority < pod.priority && p->terminating_by_preemption) {
+    if (p->priority < pod.priority &&
+        (p->terminating_by_preemption || (policy != nullptr && policy->Leaving(*p)))) {
       return std::string("not eligible due to a terminating pod on the nominated node.");
     }
   }
@@ -226,7 +228,7 @@ PostFilterResult DefaultPreemption::PostFilter(const PostFilterContext& ctx) con
 
   // 1. Eligibility.
   if (std::optional<std::string> reason =
-          PodEligibleToPreemptOthers(ctx.pod, snapshot, ctx.node_statuses)) {
+          PodEligibleToPreemptOthers(ctx.pod, snapshot, ctx.node_statuses, ctx.victim_policy)) {
     result.message = "preemption: " + *reason;
     return result;
   }

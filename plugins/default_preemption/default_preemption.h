@@ -85,9 +85,11 @@ class DefaultPreemption final : public PostFilterPlugin {
 
   // ---- The pure pieces (also used by gang preemption later) ----
 
-  // nullopt when the pod may preempt; otherwise kube's reason message.
+  // nullopt when the pod may preempt; otherwise kube's reason message. A pod
+  // the policy says is Leaving counts as terminating by preemption.
   static std::optional<std::string> PodEligibleToPreemptOthers(
-      const PodInfo& pod, const Snapshot& snapshot, std::span<const Status> node_statuses);
+      const PodInfo& pod, const Snapshot& snapshot, std::span<const Status> node_statuses,
+      const VictimPolicy* policy = nullptr);
   // Step 3a-e on row `node` of `scratch` (a copy of the cycle's snapshot) with
   // `state` (a clone of the cycle's state). Leaves the row edited: restore it
   // with scratch.CopyNodeFrom(original, node). Success with victims, or the

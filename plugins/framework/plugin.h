@@ -229,6 +229,10 @@ class VictimPolicy {
   // minimum: adds the rest of a group that goes whole (possibly on other
   // nodes). False when no completion is allowed (the set must not be used).
   virtual bool Complete(std::vector<PodRef>& victims) const = 0;
+  // True for a pod this scheduler evicted in an earlier cycle whose deletion
+  // it has not yet observed: it is leaving, as a pod terminating by
+  // preemption is (a preemptor nominated to its node waits for it).
+  virtual bool Leaving(const PodInfo& /*pod*/) const { return false; }
 };
 
 struct PostFilterContext {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/framework.h"
 #include "tests/unit/plugins/test_util.h"
@@ -137,6 +139,48 @@ TEST_F(PreemptionTest, TerminatingPodOnNominatedNode) {
             "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a "
             "terminating pod on the "
             "nominated node.");
+}
+
+// A victim this scheduler evicted in an earlier cycle, whose deletion it has
+// not observed yet (so not terminating in the snapshot), is leaving too: the
+// preemptor nominated to its node waits instead of preempting again.
+class LeavingPods final : public VictimPolicy {
+ public:
+  explicit LeavingPods(std::set<std::string> uids) : uids_(std::move(uids)) {}
+  std::vector<PodRef> Removable(std::span<const PodRef> candidates) const override {
+    return {candidates.begin(), candidates.end()};
+  }
+  bool Complete(std::vector<PodRef>&) const override { return true; }
+  bool Leaving(const PodInfo& pod) const override { return uids_.contains(pod.uid); }
+
+ private:
+  std::set<std::string> uids_;
+};
+
+TEST_F(PreemptionTest, PodThisSchedulerIsEvictingOnTheNominatedNodeCountsAsTerminating) {
+  c_.AddNode("node1", {{"cpu", "2"}, {"pods", "10"}});
+  auto evicted = Low("evicted", "2");
+  c_.AddPod("node1", evicted);
+  auto pod =
+      PodBuilder("p").Priority(10).NominatedNode("node1").Requests(c_.names, {{"cpu", "1"}}).Obj();
+  const auto schedule = [&](const VictimPolicy* policy) {
+    CycleState state;
+    Workspace ws;
+    FixedRandom random(0);
+    ScheduleOptions options;
+    options.victim_policy = policy;
+    return fw_->SchedulePod(*pod, c_.snapshot(), state, ws, random, options, TestNow());
+  };
+  const LeavingPods leaving({evicted->uid});
+  EXPECT_EQ(schedule(&leaving).message,
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a "
+            "terminating pod on the nominated node.");
+  // Not leaving: the same pod is a victim again.
+  const LeavingPods none({});
+  ScheduleResult r = schedule(&none);
+  ASSERT_TRUE(r.post_filter.has_value());
+  EXPECT_TRUE(r.post_filter->status.IsSuccess());
+  EXPECT_EQ(VictimNames(*r.post_filter), (std::vector<std::string>{"evicted"}));
 }
 
 TEST_F(PreemptionTest, ReprieveKeepsTheMostImportantPods) {
