@@ -246,6 +246,17 @@ struct Connection {
   uint64_t requests = 0;
 };
 
+// Closes and destroys a connection that failed or that the server will not
+// keep, on the connection's strand. Beast's timeout handler closes the socket
+// on that strand when a deadline passes, while the coroutine that saw the
+// timed-out operation resumes on any io thread: closing there raced with the
+// handler (ThreadSanitizer, ClientPipeline.AWriteWithoutAResponseTimesOut).
+void RetireOnStrand(std::unique_ptr<Connection> conn) {
+  std::shared_ptr<Connection> owned(std::move(conn));
+  asio::any_io_executor strand = owned->Tcp().get_executor();
+  asio::post(strand, [owned = std::move(owned)] { owned->Close(); });
+}
+
 struct HttpResult {
   error_code ec;
   const char* stage = "";
@@ -717,8 +728,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         co_await Exchange(*conn->plain, *conn, req, deadline, result);
       }
       if (result.ec) {
-        conn->Close();
-        conn.reset();
+        RetireOnStrand(std::move(conn));
         self->ReleaseSlot();
         if (reused && !result.response_started && IsStaleConnectionError(result.ec) &&
             attempt + 1 < max_attempts && std::chrono::steady_clock::now() < deadline) {
@@ -731,8 +741,7 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       if (result.keep_alive) {
         self->Release(std::move(conn));
       } else {
-        conn->Close();
-        conn.reset();
+        RetireOnStrand(std::move(conn));
         self->ReleaseSlot();
       }
       co_return ClientResponse{result.status, std::move(result.content_type),
@@ -900,13 +909,12 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         if (keep_alive) {
           self->Release(std::move(conn));
         } else {
-          conn->Close();
+          RetireOnStrand(std::move(conn));
           self->ReleaseSlot();
         }
         co_return;
       }
-      conn->Close();
-      conn.reset();
+      RetireOnStrand(std::move(conn));
       self->ReleaseSlot();
       // A reused connection the server had closed while idle answered
       // nothing: the whole batch goes again on a fresh one.
