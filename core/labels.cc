@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "core/names.h"
@@ -864,6 +865,14 @@ Result<FieldSelector> FieldSelector::Parse(std::string_view text) {
     if (escaped) return fail("invalid escape sequence: \\ at the end of " + Quote(part));
     selector.terms_.push_back(std::move(term));
   }
+  // The parts were sorted as text (as kube does, so errors name the same
+  // part), where "p==x" sorts before "p=a" and after "p=" + anything below
+  // '='. Order the parsed terms too, so that ToString's output parses back
+  // to the same selector (found by tests/fuzz/selector_fuzz.cc).
+  std::stable_sort(
+      selector.terms_.begin(), selector.terms_.end(), [](const Term& a, const Term& b) {
+        return std::tie(a.field, a.negated, a.value) < std::tie(b.field, b.negated, b.value);
+      });
   return selector;
 }
 
