@@ -513,7 +513,17 @@ void Store::Impl::RegisterResource(std::shared_ptr<const ResourceInfo> info) {
     rd->info = std::move(info);
     resources.emplace(std::move(key), std::move(rd));
   } else {
-    it->second->info = std::move(info);
+    ResourceData& rd = *it->second;
+    // A CRD update that changes the versions served ends the resource's
+    // watches, as kube-apiserver's CRD handler does when it replaces the
+    // resource's storage (it does so on any spec change): a client watching
+    // a version no longer served sees its stream end, and its re-list or
+    // re-watch gets 404 and moves to another version.
+    if (rd.info->versions != info->versions) {
+      for (auto& w : rd.watchers) w->CloseLocked();
+      rd.watchers.clear();
+    }
+    rd.info = std::move(info);
   }
   ++registry_generation;
 }

@@ -305,6 +305,31 @@ TEST_F(ApiServerTest, CustomResourceDefinitionLifecycle) {
   EXPECT_TRUE(watch.WaitEnded());
 }
 
+TEST_F(ApiServerTest, ACrdVersionNoLongerServedEndsItsWatches) {
+  ASSERT_EQ(
+      client().Post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", WidgetCrd()).status,
+      201);
+  const std::string v1 = "/apis/example.com/v1/namespaces/default/widgets";
+  WatchReader watch(port(), v1 + "?watch=true");
+  ASSERT_EQ(watch.status(), 200);
+  // The same CRD, now storing v2 and no longer serving v1.
+  auto crd =
+      client().Get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com");
+  ASSERT_EQ(crd.status, 200) << crd.body;
+  json updated = crd.Json();
+  json v2 = updated["spec"]["versions"][0];
+  v2["name"] = "v2";
+  updated["spec"]["versions"][0]["served"] = false;
+  updated["spec"]["versions"][0]["storage"] = false;
+  updated["spec"]["versions"].push_back(v2);
+  auto put = client().Put(
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com", updated);
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_TRUE(watch.WaitEnded());
+  EXPECT_EQ(client().Get(v1).status, 404);
+  EXPECT_EQ(client().Get("/apis/example.com/v2/namespaces/default/widgets").status, 200);
+}
+
 TEST_F(ApiServerTest, NamespaceDeletionRemovesContent) {
   json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}};
   ASSERT_EQ(client().Post("/api/v1/namespaces", ns).status, 201);
