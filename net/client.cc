@@ -14,6 +14,7 @@
 #include <atomic>
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -257,6 +258,23 @@ void RetireOnStrand(std::unique_ptr<Connection> conn) {
   asio::post(strand, [owned = std::move(owned)] { owned->Close(); });
 }
 
+// Every operation on a connection's stream runs on the connection's strand:
+// the coroutine moves there (EnterStrand) before it touches the stream, and
+// each operation's completion resumes it there (OnStrand). Beast's timeout
+// handler runs on that strand and writes the stream's state (the timed-out
+// flag, the socket); an operation started or completed on the coroutine's
+// own executor raced with it (ThreadSanitizer,
+// ClientPipeline.AWriteWithoutAResponseTimesOut). Once it has entered, the
+// coroutine keeps the strand until it next suspends outside it, so the rest
+// of an exchange (deadlines, parsing) is serialized with the handler too.
+asio::any_io_executor Strand(Connection& conn) { return conn.Tcp().get_executor(); }
+
+auto OnStrand(Connection& conn) { return asio::bind_executor(Strand(conn), kUseTuple); }
+
+// A post, not a dispatch: the coroutine always suspends and resumes inside
+// a handler of the strand.
+auto EnterStrand(Connection& conn) { return asio::post(Strand(conn), asio::use_awaitable); }
+
 struct HttpResult {
   error_code ec;
   const char* stage = "";
@@ -281,11 +299,12 @@ struct RequestText {
 // (a gathered write of a body above Beast's 16 KiB flattening limit through
 // beast::ssl_stream stalled in testing).
 template <typename Stream>
-asio::awaitable<error_code> WriteRequest(Stream& stream, const RequestText& req) {
+asio::awaitable<error_code> WriteRequest(Stream& stream, Connection& conn, const RequestText& req) {
+  auto on_strand = OnStrand(conn);
   constexpr size_t kCoalesce = 16 * 1024;
   if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
     const std::array<asio::const_buffer, 2> buffers{asio::buffer(req.head), asio::buffer(req.body)};
-    auto [ec, n] = co_await asio::async_write(stream, buffers, kUseTuple);
+    auto [ec, n] = co_await asio::async_write(stream, buffers, on_strand);
     (void)n;
     co_return ec;
   } else {
@@ -294,14 +313,14 @@ asio::awaitable<error_code> WriteRequest(Stream& stream, const RequestText& req)
       whole.reserve(req.head.size() + req.body.size());
       whole += req.head;
       whole += req.body;
-      auto [ec, n] = co_await asio::async_write(stream, asio::buffer(whole), kUseTuple);
+      auto [ec, n] = co_await asio::async_write(stream, asio::buffer(whole), on_strand);
       (void)n;
       co_return ec;
     }
-    auto [head_ec, head_n] = co_await asio::async_write(stream, asio::buffer(req.head), kUseTuple);
+    auto [head_ec, head_n] = co_await asio::async_write(stream, asio::buffer(req.head), on_strand);
     (void)head_n;
     if (head_ec) co_return head_ec;
-    auto [body_ec, body_n] = co_await asio::async_write(stream, asio::buffer(req.body), kUseTuple);
+    auto [body_ec, body_n] = co_await asio::async_write(stream, asio::buffer(req.body), on_strand);
     (void)body_n;
     co_return body_ec;
   }
@@ -311,10 +330,11 @@ asio::awaitable<error_code> WriteRequest(Stream& stream, const RequestText& req)
 // body, or the error and whether any of it had arrived.
 template <typename Stream>
 asio::awaitable<void> ReadResponse(Stream& stream, Connection& conn, HttpResult& out) {
+  auto on_strand = OnStrand(conn);
   http::response_parser<http::string_body> parser;
   parser.body_limit(kMaxResponseBody);
   parser.header_limit(kMaxResponseHeader);
-  auto [read_ec, read] = co_await http::async_read(stream, conn.buffer, parser, kUseTuple);
+  auto [read_ec, read] = co_await http::async_read(stream, conn.buffer, parser, on_strand);
   if (read_ec) {
     out.ec = read_ec;
     out.stage = "reading the response";
@@ -331,8 +351,9 @@ asio::awaitable<void> ReadResponse(Stream& stream, Connection& conn, HttpResult&
 template <typename Stream>
 asio::awaitable<void> Exchange(Stream& stream, Connection& conn, const RequestText& req,
                                SteadyTime deadline, HttpResult& out) {
+  co_await EnterStrand(conn);
   conn.Tcp().expires_at(deadline);
-  const error_code write_ec = co_await WriteRequest(stream, req);
+  const error_code write_ec = co_await WriteRequest(stream, conn, req);
   if (write_ec) {
     out.ec = write_ec;
     out.stage = "sending the request";
@@ -376,7 +397,8 @@ using PipeBatch = std::vector<std::shared_ptr<PipeCall>>;
 // Writes a batch of requests at once. Plain TCP: one gathered write. TLS:
 // one buffer (see WriteRequest on gathered writes through ssl_stream).
 template <typename Stream>
-asio::awaitable<error_code> WriteBatch(Stream& stream, const PipeBatch& batch) {
+asio::awaitable<error_code> WriteBatch(Stream& stream, Connection& conn, const PipeBatch& batch) {
+  auto on_strand = OnStrand(conn);
   if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
     std::vector<asio::const_buffer> buffers;
     buffers.reserve(batch.size() * 2);
@@ -384,7 +406,7 @@ asio::awaitable<error_code> WriteBatch(Stream& stream, const PipeBatch& batch) {
       buffers.push_back(asio::buffer(call->req.head));
       if (!call->req.body.empty()) buffers.push_back(asio::buffer(call->req.body));
     }
-    auto [ec, n] = co_await asio::async_write(stream, buffers, kUseTuple);
+    auto [ec, n] = co_await asio::async_write(stream, buffers, on_strand);
     (void)n;
     co_return ec;
   } else {
@@ -396,7 +418,7 @@ asio::awaitable<error_code> WriteBatch(Stream& stream, const PipeBatch& batch) {
       whole += call->req.head;
       whole += call->req.body;
     }
-    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(whole), kUseTuple);
+    auto [ec, n] = co_await asio::async_write(stream, asio::buffer(whole), on_strand);
     (void)n;
     co_return ec;
   }
@@ -581,31 +603,21 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
                      "connecting to " + endpoint.display + ": " + ec.message());
   }
 
-  static asio::awaitable<Result<std::unique_ptr<Connection>>> Connect(std::shared_ptr<Impl> self,
-                                                                      SteadyTime deadline) {
-    const SteadyTime started = std::chrono::steady_clock::now();
+  // The TCP connection and the TLS handshake, on the connection's strand.
+  static asio::awaitable<std::optional<Error>> Establish(std::shared_ptr<Impl> self,
+                                                         Connection& conn,
+                                                         std::vector<tcp::endpoint> endpoints,
+                                                         SteadyTime started, SteadyTime deadline) {
     const Endpoint& ep = self->endpoint;
-    std::vector<tcp::endpoint> endpoints;
-    if (ep.host_is_ip) {
-      endpoints.emplace_back(asio::ip::make_address(ep.host),
-                             static_cast<unsigned short>(std::stoi(ep.port)));
-    } else {
-      tcp::resolver resolver(self->executor);
-      auto [ec, results] = co_await resolver.async_resolve(ep.host, ep.port, kUseTuple);
-      if (ec) {
-        co_return MakeError(ErrorCode::kUnavailable, "resolving " + ep.host + ": " + ec.message());
-      }
-      for (const auto& entry : results) endpoints.push_back(entry.endpoint());
-    }
-    auto conn = ep.tls ? std::make_unique<Connection>(self->executor, *self->ssl_ctx)
-                       : std::make_unique<Connection>(self->executor);
-    conn->Tcp().expires_at(deadline);
-    auto [connect_ec, connected] = co_await conn->Tcp().async_connect(endpoints, kUseTuple);
+    co_await EnterStrand(conn);
+    auto on_strand = OnStrand(conn);
+    conn.Tcp().expires_at(deadline);
+    auto [connect_ec, connected] = co_await conn.Tcp().async_connect(endpoints, on_strand);
     if (connect_ec) co_return self->ConnectError(connect_ec, started, deadline);
     error_code ignored;
-    conn->Tcp().socket().set_option(tcp::no_delay(true), ignored);
+    conn.Tcp().socket().set_option(tcp::no_delay(true), ignored);
     if (ep.tls) {
-      SSL* ssl_handle = conn->tls->native_handle();
+      SSL* ssl_handle = conn.tls->native_handle();
       const std::string& name =
           self->config.tls_server_name.empty() ? ep.host : self->config.tls_server_name;
       const bool name_is_ip = IsIpAddress(name);
@@ -619,9 +631,8 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
           X509_VERIFY_PARAM_set1_host(param, name.data(), name.size());
         }
       }
-      conn->Tcp().expires_at(deadline);
-      auto [handshake_ec] =
-          co_await conn->tls->async_handshake(ssl::stream_base::client, kUseTuple);
+      conn.Tcp().expires_at(deadline);
+      auto [handshake_ec] = co_await conn.tls->async_handshake(ssl::stream_base::client, on_strand);
       if (handshake_ec) {
         if (IsTimeout(handshake_ec)) {
           co_return MakeError(ErrorCode::kTimeout,
@@ -642,6 +653,33 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
         co_return MakeError(ErrorCode::kTls,
                             "TLS handshake with " + ep.display + " failed: " + detail);
       }
+    }
+    co_return std::nullopt;
+  }
+
+  static asio::awaitable<Result<std::unique_ptr<Connection>>> Connect(std::shared_ptr<Impl> self,
+                                                                      SteadyTime deadline) {
+    const SteadyTime started = std::chrono::steady_clock::now();
+    const Endpoint& ep = self->endpoint;
+    std::vector<tcp::endpoint> endpoints;
+    if (ep.host_is_ip) {
+      endpoints.emplace_back(asio::ip::make_address(ep.host),
+                             static_cast<unsigned short>(std::stoi(ep.port)));
+    } else {
+      tcp::resolver resolver(self->executor);
+      auto [ec, results] = co_await resolver.async_resolve(ep.host, ep.port, kUseTuple);
+      if (ec) {
+        co_return MakeError(ErrorCode::kUnavailable, "resolving " + ep.host + ": " + ec.message());
+      }
+      for (const auto& entry : results) endpoints.push_back(entry.endpoint());
+    }
+    auto conn = ep.tls ? std::make_unique<Connection>(self->executor, *self->ssl_ctx)
+                       : std::make_unique<Connection>(self->executor);
+    std::optional<Error> failed =
+        co_await Establish(self, *conn, std::move(endpoints), started, deadline);
+    if (failed) {
+      RetireOnStrand(std::move(conn));
+      co_return std::move(*failed);
     }
     self->connections_created.fetch_add(1, std::memory_order_relaxed);
     co_return conn;
@@ -856,6 +894,58 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
     }
   }
 
+  // What one batch's exchange did: the calls answered (and completed), in
+  // order, whether the connection stays open, and the error that ended it.
+  struct BatchOutcome {
+    size_t answered = 0;
+    bool keep_alive = true;
+    HttpResult failure;
+  };
+
+  // Writes a batch and reads its responses, on the connection's strand.
+  static asio::awaitable<BatchOutcome> ExchangeBatch(std::shared_ptr<Impl> self, Connection& conn,
+                                                     const PipeBatch& batch, SteadyTime deadline) {
+    BatchOutcome out;
+    co_await EnterStrand(conn);
+    conn.Tcp().expires_at(deadline);
+    // if/else, not ?: : GCC 12 miscompiled `x = tls ? co_await A : co_await B`
+    // in State::Start (it ran the TLS arm on a plain connection: a crash).
+    error_code write_ec;
+    if (conn.tls) {
+      write_ec = co_await WriteBatch(*conn.tls, conn, batch);
+    } else {
+      write_ec = co_await WriteBatch(*conn.plain, conn, batch);
+    }
+    if (write_ec) {
+      out.failure.ec = write_ec;
+      out.failure.stage = "sending the request";
+      co_return out;
+    }
+    for (; out.answered < batch.size(); ++out.answered) {
+      HttpResult result;
+      if (conn.tls) {
+        co_await ReadResponse(*conn.tls, conn, result);
+      } else {
+        co_await ReadResponse(*conn.plain, conn, result);
+      }
+      if (result.ec) {
+        out.failure = std::move(result);
+        break;
+      }
+      out.keep_alive = result.keep_alive;
+      self->CompletePipelined(batch[out.answered], std::move(result), std::nullopt);
+      if (!out.keep_alive) {
+        ++out.answered;
+        if (out.answered < batch.size()) {
+          out.failure.ec = asio::error::connection_reset;
+          out.failure.stage = "reading the response (the server closed the connection)";
+        }
+        break;
+      }
+    }
+    co_return out;
+  }
+
   static asio::awaitable<void> RunBatch(std::shared_ptr<Impl> self, PipeBatch batch) {
     const size_t max_attempts = std::max<size_t>(self->config.max_connections, 1) + 1;
     for (size_t attempt = 0;; ++attempt) {
@@ -872,39 +962,10 @@ struct HttpClient::Impl : std::enable_shared_from_this<HttpClient::Impl> {
       conn->requests += batch.size();
       self->requests.fetch_add(batch.size(), std::memory_order_relaxed);
       self->pipelined_batches.fetch_add(1, std::memory_order_relaxed);
-      conn->Tcp().expires_at(deadline);
-      const error_code write_ec = conn->tls ? co_await WriteBatch(*conn->tls, batch)
-                                            : co_await WriteBatch(*conn->plain, batch);
-      size_t answered = 0;
-      bool keep_alive = true;
-      HttpResult failure;
-      if (write_ec) {
-        failure.ec = write_ec;
-        failure.stage = "sending the request";
-      } else {
-        for (; answered < batch.size(); ++answered) {
-          HttpResult result;
-          if (conn->tls) {
-            co_await ReadResponse(*conn->tls, *conn, result);
-          } else {
-            co_await ReadResponse(*conn->plain, *conn, result);
-          }
-          if (result.ec) {
-            failure = std::move(result);
-            break;
-          }
-          keep_alive = result.keep_alive;
-          self->CompletePipelined(batch[answered], std::move(result), std::nullopt);
-          if (!keep_alive) {
-            ++answered;
-            if (answered < batch.size()) {
-              failure.ec = asio::error::connection_reset;
-              failure.stage = "reading the response (the server closed the connection)";
-            }
-            break;
-          }
-        }
-      }
+      BatchOutcome outcome = co_await ExchangeBatch(self, *conn, batch, deadline);
+      const size_t answered = outcome.answered;
+      const bool keep_alive = outcome.keep_alive;
+      const HttpResult& failure = outcome.failure;
       if (!failure.ec && answered == batch.size()) {
         if (keep_alive) {
           self->Release(std::move(conn));
@@ -972,11 +1033,75 @@ struct ResponseStream::State {
   std::optional<http::response_parser<http::buffer_body>> parser;
   std::string label;
 
-  template <typename Stream>
-  static asio::awaitable<std::pair<error_code, size_t>> ReadSome(Stream& stream, State& self) {
-    auto [ec, n] =
-        co_await http::async_read_some(stream, self.conn->buffer, *self.parser, kUseTuple);
-    co_return std::make_pair(ec, n);
+  // Reads what arrives within `idle_timeout` into the parser's body buffer,
+  // on the connection's strand.
+  static asio::awaitable<error_code> ReadSome(State& self, std::chrono::milliseconds idle_timeout) {
+    Connection& conn = *self.conn;
+    co_await EnterStrand(conn);
+    auto on_strand = OnStrand(conn);
+    conn.Tcp().expires_after(idle_timeout);
+    error_code ec;
+    if (conn.tls) {
+      std::tie(ec, std::ignore) =
+          co_await http::async_read_some(*conn.tls, conn.buffer, *self.parser, on_strand);
+    } else {
+      std::tie(ec, std::ignore) =
+          co_await http::async_read_some(*conn.plain, conn.buffer, *self.parser, on_strand);
+    }
+    co_return ec;
+  }
+
+  // Sends the request and reads the response head; for a status other than
+  // 200, reads the (small) error body too and closes the connection. On the
+  // connection's strand.
+  struct Opening {
+    error_code ec;
+    const char* stage = "sending the request";
+    int status = 0;
+    std::string error_body;
+  };
+  static asio::awaitable<Opening> Start(State& self, const RequestText& req, SteadyTime deadline) {
+    Opening out;
+    Connection& conn = *self.conn;
+    co_await EnterStrand(conn);
+    auto on_strand = OnStrand(conn);
+    conn.Tcp().expires_at(deadline);
+    if (conn.tls) {  // if/else, not ?: (GCC 12, see Impl::ExchangeBatch)
+      out.ec = co_await WriteRequest(*conn.tls, conn, req);
+    } else {
+      out.ec = co_await WriteRequest(*conn.plain, conn, req);
+    }
+    if (!out.ec) {
+      out.stage = "reading the response header";
+      conn.Tcp().expires_at(deadline);
+      if (conn.tls) {
+        std::tie(out.ec, std::ignore) =
+            co_await http::async_read_header(*conn.tls, conn.buffer, *self.parser, on_strand);
+      } else {
+        std::tie(out.ec, std::ignore) =
+            co_await http::async_read_header(*conn.plain, conn.buffer, *self.parser, on_strand);
+      }
+    }
+    if (out.ec) {
+      conn.Close();
+      co_return out;
+    }
+    out.status = static_cast<int>(self.parser->get().result_int());
+    if (out.status == 200) co_return out;
+    http::response_parser<http::string_body> error_parser(std::move(*self.parser));
+    error_parser.body_limit(kMaxResponseBody);
+    conn.Tcp().expires_at(deadline);
+    error_code ec;
+    if (conn.tls) {
+      std::tie(ec, std::ignore) =
+          co_await http::async_read(*conn.tls, conn.buffer, error_parser, on_strand);
+    } else {
+      std::tie(ec, std::ignore) =
+          co_await http::async_read(*conn.plain, conn.buffer, error_parser, on_strand);
+    }
+    conn.Close();
+    if (!ec) out.error_body = std::move(error_parser.get().body());
+    co_return out;
   }
 };
 
@@ -1014,10 +1139,7 @@ asio::awaitable<ResponseStream::ReadResult> ResponseStream::ReadSome(
   auto& body = self->parser->get().body();
   body.data = data;
   body.size = size;
-  self->conn->Tcp().expires_after(idle_timeout);
-  auto [ec, n] = self->conn->tls ? co_await State::ReadSome(*self->conn->tls, *self)
-                                 : co_await State::ReadSome(*self->conn->plain, *self);
-  (void)n;
+  error_code ec = co_await State::ReadSome(*self, idle_timeout);
   out.bytes = size - body.size;
   if (ec == http::error::need_buffer) ec = {};
   if (ec) {
@@ -1055,51 +1177,25 @@ asio::awaitable<Result<OpenedStream>> HttpClient::Impl::Open(std::shared_ptr<Imp
   self->requests.fetch_add(1, std::memory_order_relaxed);
 
   const RequestText req = self->BuildRequestText(request);
-  Connection& conn = *state->conn;
   state->parser.emplace();
   state->parser->body_limit(std::numeric_limits<uint64_t>::max());
   state->parser->header_limit(kMaxResponseHeader);
-
-  const char* stage = "sending the request";
-  conn.Tcp().expires_at(deadline);
-  error_code ec =
-      conn.tls ? co_await WriteRequest(*conn.tls, req) : co_await WriteRequest(*conn.plain, req);
-  if (!ec) {
-    stage = "reading the response header";
-    conn.Tcp().expires_at(deadline);
-    if (conn.tls) {
-      std::tie(ec, std::ignore) =
-          co_await http::async_read_header(*conn.tls, conn.buffer, *state->parser, kUseTuple);
-    } else {
-      std::tie(ec, std::ignore) =
-          co_await http::async_read_header(*conn.plain, conn.buffer, *state->parser, kUseTuple);
-    }
-  }
-  if (ec) {
-    conn.Close();
-    if (IsTimeout(ec)) {
+  ResponseStream::State::Opening start =
+      co_await ResponseStream::State::Start(*state, req, deadline);
+  if (start.ec || start.status != 200) RetireOnStrand(std::move(state->conn));
+  if (start.ec) {
+    if (IsTimeout(start.ec)) {
       co_return MakeError(ErrorCode::kTimeout, what + ": deadline of " + FormatMillis(effective) +
-                                                   " exceeded (" + stage + ")");
+                                                   " exceeded (" + start.stage + ")");
     }
-    co_return MakeError(ErrorCode::kUnavailable, what + ": " + stage + " from " +
-                                                     self->endpoint.display + ": " + ec.message());
+    co_return MakeError(
+        ErrorCode::kUnavailable,
+        what + ": " + start.stage + " from " + self->endpoint.display + ": " + start.ec.message());
   }
   OpenedStream opened;
-  opened.status = static_cast<int>(state->parser->get().result_int());
+  opened.status = start.status;
   if (opened.status != 200) {
-    // Read the (small) error body as a string.
-    http::response_parser<http::string_body> error_parser(std::move(*state->parser));
-    error_parser.body_limit(kMaxResponseBody);
-    conn.Tcp().expires_at(deadline);
-    if (conn.tls) {
-      std::tie(ec, std::ignore) =
-          co_await http::async_read(*conn.tls, conn.buffer, error_parser, kUseTuple);
-    } else {
-      std::tie(ec, std::ignore) =
-          co_await http::async_read(*conn.plain, conn.buffer, error_parser, kUseTuple);
-    }
-    conn.Close();
-    if (!ec) opened.error_body = std::move(error_parser.get().body());
+    opened.error_body = std::move(start.error_body);
     co_return opened;
   }
   opened.stream.reset(new ResponseStream(std::move(state)));
