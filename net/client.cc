@@ -205,15 +205,15 @@ bool IsStaleConnectionError(const error_code& ec) {
 // tcp_stream runs its timeout handler concurrently with I/O completions
 // otherwise, and the executor may be a multi-threaded io_context.
 struct Connection {
-  explicit Connection(const asio::any_io_executor& ex) {
-    plain.emplace(asio::make_strand(ex));
+  explicit Connection(const asio::any_io_executor& ex) : strand(asio::make_strand(ex)) {
+    plain.emplace(strand);
     // Beast reads only as much as the buffer's spare capacity (at least 512
     // bytes): without room, a large list or a busy watch costs a syscall per
     // few hundred bytes.
     buffer.reserve(kReadBufferBytes);
   }
-  Connection(const asio::any_io_executor& ex, ssl::context& ctx) {
-    tls.emplace(asio::make_strand(ex), ctx);
+  Connection(const asio::any_io_executor& ex, ssl::context& ctx) : strand(asio::make_strand(ex)) {
+    tls.emplace(strand, ctx);
     buffer.reserve(kReadBufferBytes);
   }
 
@@ -240,6 +240,10 @@ struct Connection {
     return !tls;
   }
 
+  // The strand as its own type: binding completions to it copies a
+  // shared_ptr, not a type-erased executor (whose reference count TSan
+  // cannot follow: Boost releases it with a standalone fence).
+  asio::strand<asio::any_io_executor> strand;
   std::optional<beast::tcp_stream> plain;
   std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
   beast::flat_buffer buffer;
@@ -254,7 +258,7 @@ struct Connection {
 // handler (ThreadSanitizer, ClientPipeline.AWriteWithoutAResponseTimesOut).
 void RetireOnStrand(std::unique_ptr<Connection> conn) {
   std::shared_ptr<Connection> owned(std::move(conn));
-  asio::any_io_executor strand = owned->Tcp().get_executor();
+  asio::strand<asio::any_io_executor> strand = owned->strand;
   asio::post(strand, [owned = std::move(owned)] { owned->Close(); });
 }
 
@@ -267,13 +271,11 @@ void RetireOnStrand(std::unique_ptr<Connection> conn) {
 // ClientPipeline.AWriteWithoutAResponseTimesOut). Once it has entered, the
 // coroutine keeps the strand until it next suspends outside it, so the rest
 // of an exchange (deadlines, parsing) is serialized with the handler too.
-asio::any_io_executor Strand(Connection& conn) { return conn.Tcp().get_executor(); }
-
-auto OnStrand(Connection& conn) { return asio::bind_executor(Strand(conn), kUseTuple); }
+auto OnStrand(Connection& conn) { return asio::bind_executor(conn.strand, kUseTuple); }
 
 // A post, not a dispatch: the coroutine always suspends and resumes inside
 // a handler of the strand.
-auto EnterStrand(Connection& conn) { return asio::post(Strand(conn), asio::use_awaitable); }
+auto EnterStrand(Connection& conn) { return asio::post(conn.strand, asio::use_awaitable); }
 
 struct HttpResult {
   error_code ec;
@@ -1112,7 +1114,7 @@ namespace {
 // last read). The posted handler keeps the state, and so the socket, alive.
 void PostToConnection(const std::shared_ptr<ResponseStream::State>& state, bool close) {
   if (!state || !state->conn) return;
-  asio::post(state->conn->Tcp().get_executor(), [state, close] {
+  asio::post(state->conn->strand, [state, close] {
     if (!state->conn) return;
     if (close) {
       state->conn->Close();
