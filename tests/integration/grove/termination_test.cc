@@ -66,12 +66,19 @@ class GangTermination : public ::testing::Test {
   // Makes the PodCliqueSet controller run again (it mirrors PodCliqueSet
   // labels onto PodGangs) and waits until it has.
   void ReconcileAfterAdvance(const std::string& marker) {
-    auto pcs = env_.Get(api::resources::kPodCliqueSets, "default", "simple1");
-    ASSERT_TRUE(pcs.has_value());
-    (*pcs)["metadata"]["labels"]["poke"] = marker;
-    auto updated = env_.io().Run(
-        env_.client().Update(api::resources::kPodCliqueSets, "default", "simple1", pcs->dump()));
-    ASSERT_TRUE(updated.ok()) << updated.error().ToString();
+    // Read, change, update; again on a conflict (the controllers write the
+    // PodCliqueSet's status meanwhile).
+    std::string failed;
+    ASSERT_TRUE(env_.WaitFor([&] {
+      auto pcs = env_.Get(api::resources::kPodCliqueSets, "default", "simple1");
+      if (!pcs.has_value()) return false;
+      (*pcs)["metadata"]["labels"]["poke"] = marker;
+      auto updated = env_.io().Run(
+          env_.client().Update(api::resources::kPodCliqueSets, "default", "simple1", pcs->dump()));
+      failed = updated.ok() ? "" : updated.error().ToString();
+      return updated.ok() || updated.error().code != ErrorCode::kConflict;
+    }));
+    ASSERT_EQ(failed, "");
     ASSERT_TRUE(env_.WaitFor([&] {
       auto gang = env_.Get(api::resources::kPodGangs, "default", "simple1-0");
       return gang && Label(*gang, "poke") == marker;
