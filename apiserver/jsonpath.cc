@@ -373,4 +373,29 @@ std::string JsonPathText(const nlohmann::json& value) {
   }
 }
 
+namespace json_fields {
+
+const nlohmann::json& Get(const nlohmann::json& obj, std::initializer_list<std::string_view> path) {
+  static const nlohmann::json kNull;
+  const nlohmann::json* v = &obj;
+  for (std::string_view key : path) {
+    if (!v->is_object()) return kNull;
+    auto it = v->find(key);
+    if (it == v->end()) return kNull;
+    v = &*it;
+  }
+  return *v;
+}
+
+std::string Str(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+const nlohmann::json& Arr(const nlohmann::json& v) {
+  static const nlohmann::json kEmpty = nlohmann::json::array();
+  return v.is_array() ? v : kEmpty;
+}
+
+}  // namespace json_fields
+
 }  // namespace copse::apiserver

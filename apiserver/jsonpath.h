@@ -15,6 +15,7 @@
 //
 // Thread-safety: a JsonPath is immutable after Parse; Find is const.
 
+#include <initializer_list>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
@@ -56,5 +57,17 @@ class JsonPath {
 // decimal, floats as Go's fmt.Fprint ("0.5", "1e+06"), bools "true"/"false",
 // null "null", objects and arrays as compact JSON.
 std::string JsonPathText(const nlohmann::json& value);
+
+// Plain field access of the table printers (table.cc) and the validation
+// (validation.cc): a missing field, or one of another type, reads as Go's
+// zero value.
+namespace json_fields {
+// The value at the object keys `path` under `obj`, or null.
+const nlohmann::json& Get(const nlohmann::json& obj, std::initializer_list<std::string_view> path);
+// `v` if it is a string, else "".
+std::string Str(const nlohmann::json& v);
+// `v` if it is an array, else an empty array.
+const nlohmann::json& Arr(const nlohmann::json& v);
+}  // namespace json_fields
 
 }  // namespace copse::apiserver

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "apiserver/selector.h"
+
 namespace copse::apiserver {
 namespace {
 
@@ -160,12 +162,9 @@ class Schemas {
 
 // ---------------------------------------------------------------------------
 // Errors, as kube-apiserver reports them (patch.go interpretStrategicMergePatchError):
-// malformed directives are 400 BadRequest, a list of lists and patch content
+// malformed directives are 400 BadRequest (selector.h), a list of lists and patch content
 // outside $retainKeys are 422 Invalid, anything else is the raw error (500).
 
-Error BadRequest(std::string message) {
-  return Error{ErrorCode::kInvalid, std::move(message), 400, "BadRequest"};
-}
 Error Unprocessable(std::string message) {
   return Error{ErrorCode::kInvalid, std::move(message), 422, "Invalid"};
 }

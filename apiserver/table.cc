@@ -55,29 +55,15 @@ PrinterColumn AgeColumn() {
 // ---------------------------------------------------------------------------
 // Field access helpers: missing fields read as empty/zero, as Go's zero values.
 
-const json& Get(const json& obj, std::initializer_list<std::string_view> path) {
-  static const json kNull;
-  const json* v = &obj;
-  for (std::string_view key : path) {
-    if (!v->is_object()) return kNull;
-    auto it = v->find(key);
-    if (it == v->end()) return kNull;
-    v = &*it;
-  }
-  return *v;
-}
-
-std::string Str(const json& v) { return v.is_string() ? v.get<std::string>() : std::string(); }
+using json_fields::Arr;
+using json_fields::Get;
+using json_fields::Str;
 int64_t Int(const json& v) {
   if (v.is_number_integer()) return v.get<int64_t>();
   if (v.is_number_float()) return static_cast<int64_t>(v.get<double>());
   return 0;
 }
 bool Bool(const json& v) { return v.is_boolean() && v.get<bool>(); }
-const json& Arr(const json& v) {
-  static const json kEmpty = json::array();
-  return v.is_array() ? v : kEmpty;
-}
 
 // ---------------------------------------------------------------------------
 // Time.

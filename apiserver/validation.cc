@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "apiserver/jsonpath.h"
+#include "apiserver/selector.h"
 #include "apiserver/simulated_lifetime.h"
 #include "apiserver/workloads.h"
 #include "core/gang.h"
@@ -203,22 +204,9 @@ std::vector<std::string> NameIsDns1035Label(std::string_view name, bool prefix) 
 // ---------------------------------------------------------------------------
 // JSON access: missing fields read as Go's zero values.
 
-const json& Get(const json& obj, std::initializer_list<std::string_view> path) {
-  static const json kNull;
-  const json* v = &obj;
-  for (std::string_view key : path) {
-    if (!v->is_object()) return kNull;
-    auto it = v->find(key);
-    if (it == v->end()) return kNull;
-    v = &*it;
-  }
-  return *v;
-}
-std::string Str(const json& v) { return v.is_string() ? v.get<std::string>() : std::string(); }
-const json& Arr(const json& v) {
-  static const json kEmpty = json::array();
-  return v.is_array() ? v : kEmpty;
-}
+using json_fields::Arr;
+using json_fields::Get;
+using json_fields::Str;
 const json& Obj(const json& v) {
   static const json kEmpty = json::object();
   return v.is_object() ? v : kEmpty;
@@ -252,10 +240,6 @@ struct Target {
   }
   bool Is(std::string_view g, std::string_view k) const { return group == g && kind == k; }
 };
-
-Error BadRequest(std::string message) {
-  return Error{ErrorCode::kInvalid, std::move(message), 400, "BadRequest"};
-}
 
 Error InvalidFromErrors(const std::string& qualified_kind, std::string_view name,
                         const FieldErrors& errors) {

@@ -584,4 +584,28 @@ TimePoint ApplyFigures(const FiguresInput& in, BenchResult& result) {
   return last;
 }
 
+std::string CopseCrdJson(const std::string& plural, const std::string& kind, bool namespaced) {
+  nlohmann::json version = {
+      {"name", "v1alpha1"},
+      {"served", true},
+      {"storage", true},
+      {"schema",
+       {{"openAPIV3Schema",
+         {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}};
+  if (namespaced) version["subresources"] = {{"status", nlohmann::json::object()}};
+  const nlohmann::json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
+                              {"kind", "CustomResourceDefinition"},
+                              {"metadata", {{"name", plural + ".scheduling.copse.dev"}}},
+                              {"spec",
+                               {{"group", "scheduling.copse.dev"},
+                                {"names",
+                                 {{"plural", plural},
+                                  {"singular", kind == "PodGroup" ? "podgroup" : "topology"},
+                                  {"kind", kind},
+                                  {"listKind", kind + "List"}}},
+                                {"scope", namespaced ? "Namespaced" : "Cluster"},
+                                {"versions", nlohmann::json::array({version})}}}};
+  return crd.dump();
+}
+
 }  // namespace copse::bench

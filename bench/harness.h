@@ -190,4 +190,10 @@ TimePoint ApplyFigures(const FiguresInput& in, BenchResult& result);
 // CPU seconds (user + system) of process `pid` from /proc; nullopt if gone.
 std::optional<double> PidCpuSeconds(int64_t pid);
 
+// A minimal CRD (JSON) for one of the two copse kinds, PodGroup or Topology
+// (scheduling.copse.dev/v1alpha1), whose schema keeps unknown fields:
+// validation is the scheduler's, as in a real cluster with the shipped CRDs'
+// structural checks passed.
+std::string CopseCrdJson(const std::string& plural, const std::string& kind, bool namespaced);
+
 }  // namespace copse::bench

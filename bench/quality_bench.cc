@@ -61,6 +61,7 @@
 #include "apiserver/store.h"
 #include "apiserver/synthetic.h"
 #include "bench/bench.h"
+#include "bench/harness.h"
 #include "bench/pod_watch.h"
 #include "core/clock.h"
 #include "core/quantity.h"
@@ -72,6 +73,7 @@
 #include "topology/gang_packing.h"
 
 namespace copse::bench {
+namespace quality_bench {
 namespace {
 
 namespace api = copse::apiserver;
@@ -180,30 +182,6 @@ std::string GroupJson(size_t g, const PackingGang& gang) {
   return group.dump();
 }
 
-// The two copse kinds as CRDs that keep unknown fields (as topology-large).
-std::string CrdJson(const std::string& plural, const std::string& kind, bool namespaced) {
-  json version = {{"name", "v1alpha1"},
-                  {"served", true},
-                  {"storage", true},
-                  {"schema",
-                   {{"openAPIV3Schema",
-                     {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}};
-  if (namespaced) version["subresources"] = {{"status", json::object()}};
-  const json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
-                    {"kind", "CustomResourceDefinition"},
-                    {"metadata", {{"name", plural + ".scheduling.copse.dev"}}},
-                    {"spec",
-                     {{"group", "scheduling.copse.dev"},
-                      {"names",
-                       {{"plural", plural},
-                        {"singular", kind == "PodGroup" ? "podgroup" : "topology"},
-                        {"kind", kind},
-                        {"listKind", kind + "List"}}},
-                      {"scope", namespaced ? "Namespaced" : "Cluster"},
-                      {"versions", json::array({version})}}}};
-  return crd.dump();
-}
-
 // Binds (in order) and the pods the scheduler has seen, from a store watch.
 class Watcher {
  public:
@@ -291,7 +269,7 @@ Result<CopseRun> RunCopse(const Instance& in, const std::vector<PackingNode>& mo
        {std::tuple<std::string, std::string, bool>{"podgroups", "PodGroup", true},
         std::tuple<std::string, std::string, bool>{"topologies", "Topology", false}}) {
     if (Status s = create(kube::resources::kCustomResourceDefinitions, "",
-                          CrdJson(plural, kind, namespaced));
+                          CopseCrdJson(plural, kind, namespaced));
         !s.ok()) {
       return s.error();
     }
@@ -512,8 +490,6 @@ void PrintDetail(int64_t i, const Instance& in, const std::vector<PackingNode>& 
   std::fprintf(stderr, "%s\n", line.c_str());
 }
 
-}  // namespace
-
 Result<BenchResult> RunQuality(const BenchOptions& options, Progress& progress,
                                std::string_view scenario, Clock::Duration burst_window) {
   const int64_t instances = options.pods > 0 ? options.pods : kDefaultInstances;
@@ -645,12 +621,15 @@ Result<BenchResult> RunQuality(const BenchOptions& options, Progress& progress,
   return result;
 }
 
+}  // namespace
+}  // namespace quality_bench
+
 Result<BenchResult> RunQualityBench(const BenchOptions& options, Progress& progress) {
-  return RunQuality(options, progress, "quality", Clock::Duration::zero());
+  return quality_bench::RunQuality(options, progress, "quality", Clock::Duration::zero());
 }
 
 Result<BenchResult> RunQualityBurstBench(const BenchOptions& options, Progress& progress) {
-  return RunQuality(options, progress, "quality-burst", kBurstWindow);
+  return quality_bench::RunQuality(options, progress, "quality-burst", quality_bench::kBurstWindow);
 }
 
 }  // namespace copse::bench

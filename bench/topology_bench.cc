@@ -86,7 +86,6 @@ namespace {
 namespace api = copse::apiserver;
 using json = nlohmann::json;
 
-constexpr const char* kNamespace = "bench";
 constexpr const char* kRackLabel = "copse.dev/rack";
 
 std::string GroupJson(const std::string& name) {
@@ -115,12 +114,13 @@ Status CreateGangs(Harness& h, const std::string& prefix, int64_t gangs,
     groups.push_back(GroupJson(group));
     for (int i = 0; i < 4; ++i) pods.push_back(MemberJson(group + "-" + std::to_string(i), group));
   }
-  if (Status s = h.Create(kube::resources::kPodGroups, kNamespace, std::move(groups), nullptr,
+  if (Status s = h.Create(kube::resources::kPodGroups, kBenchNamespace, std::move(groups), nullptr,
                           "podgroups", progress);
       !s.ok()) {
     return s;
   }
-  return h.Create(kube::resources::kPods, kNamespace, std::move(pods), created, "create", progress);
+  return h.Create(kube::resources::kPods, kBenchNamespace, std::move(pods), created, "create",
+                  progress);
 }
 
 }  // namespace
@@ -310,7 +310,7 @@ std::string LargeGroupJson(size_t g, const LargeGang& gang) {
   const json group = {
       {"apiVersion", "scheduling.copse.dev/v1alpha1"},
       {"kind", "PodGroup"},
-      {"metadata", {{"name", LargeGangName(g)}, {"namespace", kNamespace}}},
+      {"metadata", {{"name", LargeGangName(g)}, {"namespace", kBenchNamespace}}},
       {"spec",
        {{"minMember", gang.pods()},
         {"topologyConstraint", {{"topology", kLargeTopology}, {"requiredTopologyLevel", "block"}}},
@@ -323,32 +323,6 @@ std::string LargePodJson(size_t g, int replica, int i) {
          R"(","namespace":"bench","labels":{"scheduling.copse.dev/pod-group":")" +
          LargeGangName(g) + R"(","scheduling.copse.dev/subgroup":"r)" + std::to_string(replica) +
          R"("}},"spec":{"schedulerName":"copse-scheduler","containers":[{"name":"main","image":"registry.k8s.io/pause:3.10","resources":{"requests":{"cpu":"3500m","memory":"14Gi"}}}]}})";
-}
-
-// Minimal CRDs for the two copse kinds the scenario writes (the schema keeps
-// unknown fields; validation is the scheduler's, as in a real cluster with
-// the shipped CRDs' structural checks passed).
-std::string CrdJson(const std::string& plural, const std::string& kind, bool namespaced) {
-  json version = {{"name", "v1alpha1"},
-                  {"served", true},
-                  {"storage", true},
-                  {"schema",
-                   {{"openAPIV3Schema",
-                     {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}};
-  if (namespaced) version["subresources"] = {{"status", json::object()}};
-  const json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
-                    {"kind", "CustomResourceDefinition"},
-                    {"metadata", {{"name", plural + ".scheduling.copse.dev"}}},
-                    {"spec",
-                     {{"group", "scheduling.copse.dev"},
-                      {"names",
-                       {{"plural", plural},
-                        {"singular", kind == "PodGroup" ? "podgroup" : "topology"},
-                        {"kind", kind},
-                        {"listKind", kind + "List"}}},
-                      {"scope", namespaced ? "Namespaced" : "Cluster"},
-                      {"versions", json::array({version})}}}};
-  return crd.dump();
 }
 
 }  // namespace
@@ -385,7 +359,7 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
        {std::tuple<std::string, std::string, bool>{"podgroups", "PodGroup", true},
         std::tuple<std::string, std::string, bool>{"topologies", "Topology", false}}) {
     spec.setup_objects.emplace_back(kube::resources::kCustomResourceDefinitions,
-                                    CrdJson(plural, kind, namespaced));
+                                    CopseCrdJson(plural, kind, namespaced));
   }
   kube::Topology topology_object;
   topology_object.api_version = kube::Topology::kApiVersion;
@@ -441,13 +415,13 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
   const scheduler::SchedulerStats before = h.scheduler()->stats();
   in.start = BenchClock::now();
   const TimePoint start = in.start;
-  if (Status s = h.Create(kube::resources::kPods, kNamespace, std::move(pod_bodies), &in.created,
-                          "create", progress);
+  if (Status s = h.Create(kube::resources::kPods, kBenchNamespace, std::move(pod_bodies),
+                          &in.created, "create", progress);
       !s.ok()) {
     return s.error();
   }
-  if (Status s = h.Create(kube::resources::kCopsePodGroups, kNamespace, std::move(group_bodies),
-                          &group_created, "podgroups", progress);
+  if (Status s = h.Create(kube::resources::kCopsePodGroups, kBenchNamespace,
+                          std::move(group_bodies), &group_created, "podgroups", progress);
       !s.ok()) {
     return s.error();
   }
@@ -486,7 +460,7 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
       }
       if (reported_unschedulable[g] == 0) {
         auto object =
-            h.store()->Get(kube::resources::kCopsePodGroups, kNamespace, LargeGangName(g));
+            h.store()->Get(kube::resources::kCopsePodGroups, kBenchNamespace, LargeGangName(g));
         if (object.ok() &&
             (*object)->json.find(R"("phase":"Unschedulable")") != std::string::npos) {
           reported_unschedulable[g] = 1;

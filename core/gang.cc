@@ -21,7 +21,7 @@ std::string Quote(std::string_view s) {
   return out;
 }
 
-std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+std::string JoinParts(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (i > 0) out += sep;
@@ -82,7 +82,7 @@ std::string LevelList(const TopologyDefinition& topology) {
   std::vector<std::string> quoted;
   quoted.reserve(topology.levels.size());
   for (const std::string& level : topology.levels) quoted.push_back(Quote(level));
-  return quoted.empty() ? "no levels" : "levels " + Join(quoted, ", ");
+  return quoted.empty() ? "no levels" : "levels " + JoinParts(quoted, ", ");
 }
 
 // The error for a level that does not resolve in `topology`, or "".
@@ -94,7 +94,7 @@ std::string LevelError(const TopologyDefinition& topology, std::string_view leve
   }
   if (matches.size() > 1) {
     return "Invalid value: " + Quote(level) + ": matches more than one level of topology " +
-           Quote(topology.name) + ": " + Join(matches, ", ");
+           Quote(topology.name) + ": " + JoinParts(matches, ", ");
   }
   return "Not found: " + Quote(level) + ": topology " + Quote(topology.name) + " has " +
          LevelList(topology);
@@ -624,7 +624,7 @@ std::vector<std::string> GangSpecErrors(const GangSpec& spec,
 Status ValidateGangSpec(const GangSpec& spec, const GangValidationOptions& options) {
   std::vector<std::string> errors = GangSpecErrors(spec, options);
   if (errors.empty()) return Status::Ok();
-  return MakeError(ErrorCode::kInvalid, Join(errors, "; "));
+  return MakeError(ErrorCode::kInvalid, JoinParts(errors, "; "));
 }
 
 std::vector<std::string> GangSpecWarnings(const GangSpec& spec,

@@ -49,7 +49,7 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
 }
 
 // Go's %q, enough for keys and values: quotes, backslashes, control bytes.
-std::string Quote(std::string_view s) {
+std::string GoQuote(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
@@ -73,7 +73,7 @@ std::string Quote(std::string_view s) {
 std::string FieldInvalid(std::string_view path, std::string_view value, std::string_view detail) {
   std::string out(path);
   out += ": Invalid value: ";
-  out += Quote(value);
+  out += GoQuote(value);
   out += ": ";
   out += detail;
   return out;
@@ -516,7 +516,7 @@ Result<SelectorOp> ParseSelectorOp(std::string_view op) {
     if (name == op) return value;
   }
   return InvalidError(
-      "operator: Unsupported value: " + Quote(op) +
+      "operator: Unsupported value: " + GoQuote(op) +
       ": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"");
 }
 
@@ -609,28 +609,28 @@ std::string Requirement::ToString() const {
 
 Status ValidateQualifiedName(std::string_view name) {
   if (auto errs = IsQualifiedName(name); !errs.empty()) {
-    return InvalidError("invalid qualified name " + Quote(name) + ": " + Join(errs, "; "));
+    return InvalidError("invalid qualified name " + GoQuote(name) + ": " + Join(errs, "; "));
   }
   return Status::Ok();
 }
 
 Status ValidateLabelKey(std::string_view key) {
   if (auto errs = IsQualifiedName(key); !errs.empty()) {
-    return InvalidError("invalid label key " + Quote(key) + ": " + Join(errs, "; "));
+    return InvalidError("invalid label key " + GoQuote(key) + ": " + Join(errs, "; "));
   }
   return Status::Ok();
 }
 
 Status ValidateLabelValue(std::string_view value) {
   if (auto errs = IsValidLabelValue(value); !errs.empty()) {
-    return InvalidError("invalid label value " + Quote(value) + ": " + Join(errs, "; "));
+    return InvalidError("invalid label value " + GoQuote(value) + ": " + Join(errs, "; "));
   }
   return Status::Ok();
 }
 
 Status ValidateDns1123Subdomain(std::string_view name) {
   if (auto errs = IsDns1123Subdomain(name); !errs.empty()) {
-    return InvalidError("invalid DNS subdomain " + Quote(name) + ": " + Join(errs, "; "));
+    return InvalidError("invalid DNS subdomain " + GoQuote(name) + ": " + Join(errs, "; "));
   }
   return Status::Ok();
 }
@@ -647,7 +647,7 @@ Result<LabelSelector> LabelSelector::Parse(std::string_view text) {
   SelectorParser parser(text);
   LabelSelector selector;
   if (!parser.Parse(selector.requirements_)) {
-    return InvalidError("invalid label selector " + Quote(text) + ": " + parser.error());
+    return InvalidError("invalid label selector " + GoQuote(text) + ": " + parser.error());
   }
   SortByKey(selector.requirements_);
   return selector;
@@ -821,7 +821,7 @@ Result<FieldSelector> FieldSelector::Parse(std::string_view text) {
   std::vector<std::string_view> parts = SplitFieldTerms(text);
   std::sort(parts.begin(), parts.end());
   const auto fail = [&](std::string why) {
-    return InvalidError("invalid field selector " + Quote(text) + ": " + std::move(why));
+    return InvalidError("invalid field selector " + GoQuote(text) + ": " + std::move(why));
   };
   FieldSelector selector;
   for (std::string_view part : parts) {
@@ -841,7 +841,7 @@ Result<FieldSelector> FieldSelector::Parse(std::string_view text) {
         op_len = 1;
       }
     }
-    if (at == std::string_view::npos) return fail("can't understand " + Quote(part));
+    if (at == std::string_view::npos) return fail("can't understand " + GoQuote(part));
     Term term;
     term.field = std::string(part.substr(0, at));
     term.negated = negated;
@@ -850,19 +850,19 @@ Result<FieldSelector> FieldSelector::Parse(std::string_view text) {
     for (char c : raw) {
       if (escaped) {
         if (c != '\\' && c != ',' && c != '=') {
-          return fail(std::string("invalid escape sequence: \\") + c + " in " + Quote(part));
+          return fail(std::string("invalid escape sequence: \\") + c + " in " + GoQuote(part));
         }
         term.value += c;
         escaped = false;
       } else if (c == '\\') {
         escaped = true;
       } else if (c == ',' || c == '=') {
-        return fail(std::string("unescaped character in value: ") + c + " in " + Quote(part));
+        return fail(std::string("unescaped character in value: ") + c + " in " + GoQuote(part));
       } else {
         term.value += c;
       }
     }
-    if (escaped) return fail("invalid escape sequence: \\ at the end of " + Quote(part));
+    if (escaped) return fail("invalid escape sequence: \\ at the end of " + GoQuote(part));
     selector.terms_.push_back(std::move(term));
   }
   // The parts were sorted as text (as kube does, so errors name the same

@@ -28,12 +28,12 @@ using SystemTime = std::chrono::system_clock::time_point;
 // What a plugin may print before we stop keeping it (tokens are a few KiB).
 constexpr size_t kMaxOutput = 1 << 20;
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // "exec plugin of user "u" (command "aws")"
 std::string Who(const ExecConfig& exec) {
-  return "exec credential plugin of kubeconfig user " + Quote(exec.user) + " (command " +
-         Quote(exec.command) + ")";
+  return "exec credential plugin of kubeconfig user " + Quoted(exec.user) + " (command " +
+         Quoted(exec.command) + ")";
 }
 
 Error Failed(const ExecConfig& exec, const std::string& what) {
@@ -196,11 +196,11 @@ Result<ExecCredentialStatus> Decode(const ExecConfig& exec, const std::string& t
   if (!doc.is_object()) return Failed(exec, "its output is not a JSON ExecCredential");
   const std::string api_version = doc.value("apiVersion", "");
   if (api_version != exec.api_version) {
-    return Failed(exec, "its output has apiVersion " + Quote(api_version) +
-                            ", but the kubeconfig asks for " + Quote(exec.api_version));
+    return Failed(exec, "its output has apiVersion " + Quoted(api_version) +
+                            ", but the kubeconfig asks for " + Quoted(exec.api_version));
   }
   if (doc.value("kind", "") != "ExecCredential") {
-    return Failed(exec, "its output has kind " + Quote(doc.value("kind", "")) +
+    return Failed(exec, "its output has kind " + Quoted(doc.value("kind", "")) +
                             ", expected \"ExecCredential\"");
   }
   const auto status = doc.find("status");

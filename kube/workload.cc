@@ -128,7 +128,7 @@ using v1alpha2_codec::OverlaySchedulingPolicy;
 using v1alpha2_codec::ReadSchedulingConstraints;
 using v1alpha2_codec::ReadSchedulingPolicy;
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string QuotedValue(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 bool ReadControllerRef(Reader& r, Element e, TypedLocalObjectReference& out) {
   return ForEachField(r, e, [&](std::string_view key, Element v) {
@@ -240,7 +240,7 @@ std::vector<std::string> SchedulingFieldErrors(
       if (keys[0].empty()) {
         errors.push_back(path + ": Required value");
       } else if (Status valid = ValidateLabelKey(keys[0]); !valid.ok()) {
-        errors.push_back(path + ": Invalid value: " + Quote(keys[0]) +
+        errors.push_back(path + ": Invalid value: " + QuotedValue(keys[0]) +
                          ": must be a node label key (" + valid.error().message + ")");
       } else {
         out.topology_constraint.required_level = keys[0];
@@ -307,10 +307,10 @@ Status Workload::Validate() const {
     if (t.name.empty()) {
       errors.push_back(prefix + ".name: Required value");
     } else if (!ValidDns1123Label(t.name)) {
-      errors.push_back(prefix + ".name: Invalid value: " + Quote(t.name) +
+      errors.push_back(prefix + ".name: Invalid value: " + QuotedValue(t.name) +
                        ": must be a DNS label (lower case alphanumerics and '-', at most 63)");
     } else if (!names.insert(t.name).second) {
-      errors.push_back(prefix + ".name: Duplicate value: " + Quote(t.name));
+      errors.push_back(prefix + ".name: Duplicate value: " + QuotedValue(t.name));
     }
     GangSpec ignored;
     for (std::string& error : SchedulingFieldErrors(t.scheduling_policy, t.scheduling_constraints,

@@ -246,6 +246,11 @@ std::string TemplateWithLabels(const std::string& template_json, const Labels& l
   return t.dump();
 }
 
+std::string PodRevision(const kube::Pod& pod) {
+  auto it = pod.meta.labels.find(kControllerRevisionHashLabel);
+  return it == pod.meta.labels.end() ? std::string() : it->second;
+}
+
 bool IsPodActive(const kube::Pod& pod) {
   return !kc::IsTerminating(pod.meta) && !kc::IsPodTerminal(pod);
 }

@@ -112,6 +112,12 @@ bool TemplatesEqualIgnoring(const std::string& a, const std::string& b, std::str
 // The template JSON with `labels` added to metadata.labels.
 std::string TemplateWithLabels(const std::string& template_json, const Labels& labels);
 
+// The label of a DaemonSet's or StatefulSet's pods naming the revision they
+// were made from.
+inline constexpr std::string_view kControllerRevisionHashLabel = "controller-revision-hash";
+// The pod's controller-revision-hash label, or "" without one.
+std::string PodRevision(const kube::Pod& pod);
+
 bool IsPodActive(const kube::Pod& pod);  // not terminating, not Succeeded/Failed
 bool IsPodReady(const kube::Pod& pod);
 // Ready for at least `min_ready_seconds` by `now`. When ready but not yet

@@ -14,9 +14,6 @@ using kc::ReconcileResult;
 
 namespace {
 
-constexpr std::string_view kApiVersion = kube::DaemonSet::kApiVersion;
-constexpr std::string_view kKind = kube::DaemonSet::kKind;
-
 // The tolerations kube's daemon controller adds to every daemon pod.
 std::vector<kube::Toleration> DaemonTolerations() {
   auto exists = [](std::string key, std::string effect) {
@@ -50,11 +47,6 @@ std::string NodeOf(const kube::Pod& pod) {
     }
   }
   return {};
-}
-
-std::string Revision(const kube::Pod& pod) {
-  auto it = pod.meta.labels.find("controller-revision-hash");
-  return it == pod.meta.labels.end() ? std::string() : it->second;
 }
 
 }  // namespace
@@ -171,7 +163,7 @@ ReconcileResult DaemonSetReconciler::Reconcile(const std::string& key) {
     for (const auto& n : should_run) {
       bool has_new = false;
       bool has_old = false;
-      for (const auto& pod : n.pods) (Revision(*pod) == hash ? has_new : has_old) = true;
+      for (const auto& pod : n.pods) (PodRevision(*pod) == hash ? has_new : has_old) = true;
       if (has_new && has_old) ++surging;
     }
     for (auto& n : should_run) {
@@ -181,7 +173,8 @@ ReconcileResult DaemonSetReconciler::Reconcile(const std::string& key) {
       }
       std::vector<PodPtr> old_pods;
       std::vector<PodPtr> new_pods;
-      for (const auto& pod : n.pods) (Revision(*pod) == hash ? new_pods : old_pods).push_back(pod);
+      for (const auto& pod : n.pods)
+        (PodRevision(*pod) == hash ? new_pods : old_pods).push_back(pod);
       if (!rolling || old_pods.empty()) {
         // Extra pods on one node: the oldest stays.
         for (size_t i = 1; i < n.pods.size(); ++i) doomed.push_back(n.pods[i]);
@@ -213,7 +206,8 @@ ReconcileResult DaemonSetReconciler::Reconcile(const std::string& key) {
     }
     if (!doomed.empty()) {
       note(DeletePods(ctx_, doomed, expectations_, key));
-      RecordEvent(ctx_, *ds, kApiVersion, kKind, kube::kEventTypeNormal, "SuccessfulDelete",
+      RecordEvent(ctx_, *ds, kube::DaemonSet::kApiVersion, kube::DaemonSet::kKind,
+                  kube::kEventTypeNormal, "SuccessfulDelete",
                   "Deleted " + std::to_string(doomed.size()) + " daemon pod(s)");
     }
     if (!create_on.empty()) {
@@ -226,7 +220,8 @@ ReconcileResult DaemonSetReconciler::Reconcile(const std::string& key) {
       options.extra_tolerations = DaemonTolerations();
       for (const auto& node : create_on) {
         options.pin_to_node = node;
-        auto body = BuildPod(ds->spec.template_, *ds, kApiVersion, kKind, options);
+        auto body = BuildPod(ds->spec.template_, *ds, kube::DaemonSet::kApiVersion,
+                             kube::DaemonSet::kKind, options);
         if (!body.ok()) {
           note(body.error());
           break;
@@ -237,11 +232,13 @@ ReconcileResult DaemonSetReconciler::Reconcile(const std::string& key) {
           CreatePods(ctx_, ds->meta.namespace_, std::move(bodies), expectations_, key);
       note(outcome.error);
       if (outcome.created > 0) {
-        RecordEvent(ctx_, *ds, kApiVersion, kKind, kube::kEventTypeNormal, "SuccessfulCreate",
+        RecordEvent(ctx_, *ds, kube::DaemonSet::kApiVersion, kube::DaemonSet::kKind,
+                    kube::kEventTypeNormal, "SuccessfulCreate",
                     "Created " + std::to_string(outcome.created) + " daemon pod(s)");
       }
       if (!outcome.error.ok()) {
-        RecordEvent(ctx_, *ds, kApiVersion, kKind, kube::kEventTypeWarning, "FailedCreate",
+        RecordEvent(ctx_, *ds, kube::DaemonSet::kApiVersion, kube::DaemonSet::kKind,
+                    kube::kEventTypeWarning, "FailedCreate",
                     "Error creating: " + outcome.error.error().message);
       }
     }
@@ -263,7 +260,7 @@ ReconcileResult DaemonSetReconciler::Reconcile(const std::string& key) {
     for (const auto& pod : n.pods) {
       ready = ready || IsPodReady(*pod);
       avail = avail || available(*pod);
-      updated = updated || Revision(*pod) == hash;
+      updated = updated || PodRevision(*pod) == hash;
     }
     status.number_ready += ready;
     status.number_available += avail;

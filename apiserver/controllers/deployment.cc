@@ -16,8 +16,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::string_view kApiVersion = kube::Deployment::kApiVersion;
-constexpr std::string_view kKind = kube::Deployment::kKind;
 // kube-controller-manager's default --deployment-controller revision history length.
 constexpr size_t kMaxRevisionHistoryChars = 500;
 // How long a write may stay unseen in the cache before it is ignored (a lost
@@ -215,7 +213,8 @@ struct DeploymentReconciler::Pass {
     if (updated.ok()) self.RecordWrite(key, v.rs->meta.name, updated->meta.generation);
     if (v.spec != to) {
       const bool up = to > v.spec;
-      RecordEvent(ctx, *d, kApiVersion, kKind, kube::kEventTypeNormal, "ScalingReplicaSet",
+      RecordEvent(ctx, *d, kube::Deployment::kApiVersion, kube::Deployment::kKind,
+                  kube::kEventTypeNormal, "ScalingReplicaSet",
                   std::string(up ? "Scaled up" : "Scaled down") + " replica set " +
                       v.rs->meta.name + " from " + std::to_string(v.spec) + " to " +
                       std::to_string(to));
@@ -372,8 +371,8 @@ struct DeploymentReconciler::Pass {
                  {"namespace", d->meta.namespace_},
                  {"labels", labels},
                  {"annotations", a},
-                 {"ownerReferences", json::array({{{"apiVersion", kApiVersion},
-                                                   {"kind", kKind},
+                 {"ownerReferences", json::array({{{"apiVersion", kube::Deployment::kApiVersion},
+                                                   {"kind", kube::Deployment::kKind},
                                                    {"name", d->meta.name},
                                                    {"uid", d->meta.uid},
                                                    {"controller", true},
@@ -421,13 +420,15 @@ struct DeploymentReconciler::Pass {
         // Best effort: the create's error is the one to report.
         (void)WriteStatus();
       }
-      RecordEvent(ctx, *d, kApiVersion, kKind, kube::kEventTypeWarning, "FailedCreate",
+      RecordEvent(ctx, *d, kube::Deployment::kApiVersion, kube::Deployment::kKind,
+                  kube::kEventTypeWarning, "FailedCreate",
                   "Failed to create new replica set \"" + name + "\": " + created.error().message);
       return created.error();
     }
     self.RecordWrite(key, made->meta.name, made->meta.generation);
     if (!already_existed && count > 0) {
-      RecordEvent(ctx, *d, kApiVersion, kKind, kube::kEventTypeNormal, "ScalingReplicaSet",
+      RecordEvent(ctx, *d, kube::Deployment::kApiVersion, kube::Deployment::kKind,
+                  kube::kEventTypeNormal, "ScalingReplicaSet",
                   "Scaled up replica set " + name + " from 0 to " + std::to_string(count));
     }
     RsView v;

@@ -14,9 +14,6 @@ using kc::ReconcileResult;
 
 namespace {
 
-constexpr std::string_view kApiVersion = kube::Job::kApiVersion;
-constexpr std::string_view kKind = kube::Job::kKind;
-
 // The pod's completion index, or -1.
 int32_t PodIndex(const kube::Pod& pod) {
   for (const Labels* map : {&pod.meta.annotations, &pod.meta.labels}) {
@@ -227,15 +224,15 @@ ReconcileResult JobReconciler::Reconcile(const std::string& key) {
         if (!fail_reason.empty()) {
           SetJobCondition(status.conditions,
                           JobCondition("Failed", "True", fail_reason, fail_message, now_text));
-          RecordEvent(ctx_, *job, kApiVersion, kKind, kube::kEventTypeWarning, fail_reason,
-                      fail_message);
+          RecordEvent(ctx_, *job, kube::Job::kApiVersion, kube::Job::kKind, kube::kEventTypeWarning,
+                      fail_reason, fail_message);
         } else {
           SetJobCondition(status.conditions,
                           JobCondition("Complete", "True", "CompletionsReached",
                                        "Reached expected number of succeeded pods", now_text));
           status.completion_time = now_text;
-          RecordEvent(ctx_, *job, kApiVersion, kKind, kube::kEventTypeNormal, "Completed",
-                      "Job completed");
+          RecordEvent(ctx_, *job, kube::Job::kApiVersion, kube::Job::kKind, kube::kEventTypeNormal,
+                      "Completed", "Job completed");
         }
       }
     } else if (suspended) {
@@ -341,7 +338,8 @@ ReconcileResult JobReconciler::Reconcile(const std::string& key) {
                   "JOB_COMPLETION_INDEX",
                   "metadata.annotations['" + std::string(kJobCompletionIndex) + "']");
             }
-            auto body = BuildPod(job->spec.template_, *job, kApiVersion, kKind, options);
+            auto body = BuildPod(job->spec.template_, *job, kube::Job::kApiVersion,
+                                 kube::Job::kKind, options);
             if (!body.ok()) {
               note(body.error());
               break;
@@ -352,11 +350,13 @@ ReconcileResult JobReconciler::Reconcile(const std::string& key) {
               CreatePods(ctx_, job->meta.namespace_, std::move(bodies), expectations_, key);
           note(outcome.error);
           if (outcome.created > 0) {
-            RecordEvent(ctx_, *job, kApiVersion, kKind, kube::kEventTypeNormal, "SuccessfulCreate",
+            RecordEvent(ctx_, *job, kube::Job::kApiVersion, kube::Job::kKind,
+                        kube::kEventTypeNormal, "SuccessfulCreate",
                         "Created " + std::to_string(outcome.created) + " pod(s)");
           }
           if (!outcome.error.ok()) {
-            RecordEvent(ctx_, *job, kApiVersion, kKind, kube::kEventTypeWarning, "FailedCreate",
+            RecordEvent(ctx_, *job, kube::Job::kApiVersion, kube::Job::kKind,
+                        kube::kEventTypeWarning, "FailedCreate",
                         "Error creating: " + outcome.error.error().message);
           }
           created = outcome.created;

@@ -13,9 +13,6 @@ using kc::ReconcileResult;
 
 namespace {
 
-constexpr std::string_view kApiVersion = kube::StatefulSet::kApiVersion;
-constexpr std::string_view kKind = kube::StatefulSet::kKind;
-
 // The ordinal of "<sts>-<n>", or -1.
 int64_t Ordinal(std::string_view set, std::string_view pod) {
   if (pod.size() <= set.size() + 1 || pod.substr(0, set.size()) != set || pod[set.size()] != '-') {
@@ -28,11 +25,6 @@ int64_t Ordinal(std::string_view set, std::string_view pod) {
     return -1;
   }
   return std::stol(std::string(digits));
-}
-
-std::string Revision(const kube::Pod& pod) {
-  auto it = pod.meta.labels.find(kControllerRevisionHashLabel);
-  return it == pod.meta.labels.end() ? std::string() : it->second;
 }
 
 }  // namespace
@@ -85,7 +77,8 @@ ReconcileResult StatefulSetReconciler::Reconcile(const std::string& key) {
     options.extra_labels[std::string(kStatefulSetPodNameLabel)] = options.name;
     options.extra_labels[std::string(kPodIndexLabel)] = std::to_string(ordinal);
     options.extra_labels[std::string(kControllerRevisionHashLabel)] = update_revision;
-    return BuildPod(set->spec.template_, *set, kApiVersion, kKind, options);
+    return BuildPod(set->spec.template_, *set, kube::StatefulSet::kApiVersion,
+                    kube::StatefulSet::kKind, options);
   };
   auto create = [&](std::vector<int64_t> ordinals) {
     std::vector<std::string> bodies;
@@ -102,12 +95,14 @@ ReconcileResult StatefulSetReconciler::Reconcile(const std::string& key) {
     // A pod of that name already there is one this controller made earlier.
     if (!outcome.error.ok() && outcome.error.error().code != ErrorCode::kAlreadyExists) {
       note(outcome.error);
-      RecordEvent(ctx_, *set, kApiVersion, kKind, kube::kEventTypeWarning, "FailedCreate",
+      RecordEvent(ctx_, *set, kube::StatefulSet::kApiVersion, kube::StatefulSet::kKind,
+                  kube::kEventTypeWarning, "FailedCreate",
                   "create Pod in StatefulSet " + set->meta.name +
                       " failed error: " + outcome.error.error().message);
     }
     for (int i = 0; i < outcome.created; ++i) {
-      RecordEvent(ctx_, *set, kApiVersion, kKind, kube::kEventTypeNormal, "SuccessfulCreate",
+      RecordEvent(ctx_, *set, kube::StatefulSet::kApiVersion, kube::StatefulSet::kKind,
+                  kube::kEventTypeNormal, "SuccessfulCreate",
                   "create Pod " + set->meta.name + "-" +
                       std::to_string(ordinals[static_cast<size_t>(i)]) + " in StatefulSet " +
                       set->meta.name + " successful");
@@ -117,7 +112,8 @@ ReconcileResult StatefulSetReconciler::Reconcile(const std::string& key) {
     note(DeletePods(ctx_, pods, expectations_, key));
     for (const auto& pod : pods) {
       RecordEvent(
-          ctx_, *set, kApiVersion, kKind, kube::kEventTypeNormal, "SuccessfulDelete",
+          ctx_, *set, kube::StatefulSet::kApiVersion, kube::StatefulSet::kKind,
+          kube::kEventTypeNormal, "SuccessfulDelete",
           "delete Pod " + pod->meta.name + " in StatefulSet " + set->meta.name + " successful");
     }
   };
@@ -184,7 +180,7 @@ ReconcileResult StatefulSetReconciler::Reconcile(const std::string& key) {
         auto it = in_range.find(ordinal);
         if (it == in_range.end()) break;
         const kube::Pod& pod = *it->second;
-        if (Revision(pod) != update_revision && !kc::IsTerminating(pod.meta)) {
+        if (PodRevision(pod) != update_revision && !kc::IsTerminating(pod.meta)) {
           remove({it->second});
           break;
         }
@@ -212,7 +208,7 @@ ReconcileResult StatefulSetReconciler::Reconcile(const std::string& key) {
       }
     }
     if (kc::IsTerminating(pod->meta)) continue;
-    const std::string revision = Revision(*pod);
+    const std::string revision = PodRevision(*pod);
     if (revision == current_revision) ++status.current_replicas;
     if (revision == update_revision) ++status.updated_replicas;
   }

@@ -30,7 +30,6 @@
 
 namespace copse::apiserver::controllers {
 
-inline constexpr std::string_view kControllerRevisionHashLabel = "controller-revision-hash";
 inline constexpr std::string_view kStatefulSetPodNameLabel = "statefulset.kubernetes.io/pod-name";
 inline constexpr std::string_view kPodIndexLabel = "apps.kubernetes.io/pod-index";
 

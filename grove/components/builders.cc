@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "grove/api/names.h"
+#include "grove/components/pod.h"
 #include "kube/controller/objects.h"
 
 namespace copse::grove::components {
@@ -93,28 +94,6 @@ std::vector<std::string> GroupDependencies(const api::PodCliqueSet& pcs, int pcs
     for (const auto& dep : clique.spec.starts_after) add(dep);
   }
   return out;
-}
-
-// Adds `vars` to every container (a var of the same name is replaced).
-void AddEnv(Json& pod_spec, const Json& vars) {
-  for (const char* key : {"containers", "initContainers"}) {
-    auto it = pod_spec.find(key);
-    if (it == pod_spec.end() || !it->is_array()) continue;
-    for (Json& container : *it) {
-      Json& env = container["env"];
-      if (!env.is_array()) env = Json::array();
-      for (const Json& var : vars) {
-        bool replaced = false;
-        for (Json& existing : env) {
-          if (existing.is_object() && existing.value("name", "") == var["name"]) {
-            existing = var;
-            replaced = true;
-          }
-        }
-        if (!replaced) env.push_back(var);
-      }
-    }
-  }
 }
 
 Json FieldRefEnv(std::string_view name, std::string_view label) {

@@ -10,10 +10,25 @@ namespace {
 
 using Json = nlohmann::json;
 
-void AddEnv(Json& spec, const Json& vars) {
+// The clique template (by name) the fully qualified PodClique name `fqn` ends with.
+const api::PodCliqueTemplateSpec* TemplateFor(const api::PodCliqueSet& pcs, std::string_view fqn) {
+  const api::PodCliqueTemplateSpec* best = nullptr;
+  for (const auto& clique : pcs.spec.template_.cliques) {
+    if (fqn.size() > clique.name.size() &&
+        fqn.substr(fqn.size() - clique.name.size()) == clique.name &&
+        fqn[fqn.size() - clique.name.size() - 1] == '-') {
+      if (best == nullptr || clique.name.size() > best->name.size()) best = &clique;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+void AddEnv(Json& pod_spec, const Json& vars) {
   for (const char* key : {"containers", "initContainers"}) {
-    auto it = spec.find(key);
-    if (it == spec.end() || !it->is_array()) continue;
+    auto it = pod_spec.find(key);
+    if (it == pod_spec.end() || !it->is_array()) continue;
     for (Json& container : *it) {
       Json& env = container["env"];
       if (!env.is_array()) env = Json::array();
@@ -30,21 +45,6 @@ void AddEnv(Json& spec, const Json& vars) {
     }
   }
 }
-
-// The clique template (by name) the fully qualified PodClique name `fqn` ends with.
-const api::PodCliqueTemplateSpec* TemplateFor(const api::PodCliqueSet& pcs, std::string_view fqn) {
-  const api::PodCliqueTemplateSpec* best = nullptr;
-  for (const auto& clique : pcs.spec.template_.cliques) {
-    if (fqn.size() > clique.name.size() &&
-        fqn.substr(fqn.size() - clique.name.size()) == clique.name &&
-        fqn[fqn.size() - clique.name.size() - 1] == '-') {
-      if (best == nullptr || clique.name.size() > best->name.size()) best = &clique;
-    }
-  }
-  return best;
-}
-
-}  // namespace
 
 std::string InitContainerArg(const api::PodCliqueSet& pcs, const api::PodClique& pclq) {
   std::string arg = "--podcliques=";

@@ -41,4 +41,8 @@ Result<nlohmann::json> BuildPod(const PodBuildInputs& in);
 // "--podcliques=<fqn>:<minAvailable>,..." for the clique's startsAfter.
 std::string InitContainerArg(const api::PodCliqueSet& pcs, const api::PodClique& pclq);
 
+// Adds `vars` (env vars, JSON) to every container and init container of the
+// pod spec `pod_spec`; a var of the same name is replaced.
+void AddEnv(nlohmann::json& pod_spec, const nlohmann::json& vars);
+
 }  // namespace copse::grove::components

@@ -15,9 +15,9 @@ using Json = nlohmann::json;
 const kube::ResourceRef kCopsePodGroups{"scheduling.copse.dev", "v1alpha1", "podgroups", true};
 const kube::ResourceRef kCopseTopologies{"scheduling.copse.dev", "v1alpha1", "topologies", false};
 constexpr std::string_view kPodGroupLabel = "scheduling.copse.dev/pod-group";
-constexpr std::string_view kSubGroupLabel = "scheduling.copse.dev/subgroup";
+constexpr std::string_view kCopseSubGroupLabel = "scheduling.copse.dev/subgroup";
 
-Json Topology(const api::GangTopologyConstraint* tc, const std::string& topology) {
+Json CopseTopologyConstraint(const api::GangTopologyConstraint* tc, const std::string& topology) {
   if (tc == nullptr || !tc->pack_constraint.has_value()) return nullptr;
   const auto& pack = *tc->pack_constraint;
   if (!pack.required.has_value() && !pack.preferred.has_value()) return nullptr;
@@ -63,7 +63,7 @@ class CopseBackend final : public SchedulerBackend {
     }
     pod["spec"]["schedulerName"] = std::string(kCopseScheduler);
     labels[std::string(kPodGroupLabel)] = gang;
-    labels[std::string(kSubGroupLabel)] = clique;
+    labels[std::string(kCopseSubGroupLabel)] = clique;
     return Status::Ok();
   }
 
@@ -107,7 +107,7 @@ std::string CopsePodGroupFor(const api::PodGang& gang, const std::string& topolo
     spec["priorityClassName"] = gang.spec.priority_class_name;
   }
   if (gang.spec.topology_constraint.has_value()) {
-    Json tc = Topology(&*gang.spec.topology_constraint, topology);
+    Json tc = CopseTopologyConstraint(&*gang.spec.topology_constraint, topology);
     if (!tc.is_null()) spec["topologyConstraint"] = tc;
   }
   Json sub_groups = Json::array();
@@ -115,7 +115,7 @@ std::string CopsePodGroupFor(const api::PodGang& gang, const std::string& topolo
     Json sg = {{"name", node.name}, {"minMember", node.min_member}};
     if (!node.parent.empty()) sg["parent"] = node.parent;
     if (node.min_sub_group.has_value()) sg["minSubGroup"] = *node.min_sub_group;
-    Json tc = Topology(node.topology, topology);
+    Json tc = CopseTopologyConstraint(node.topology, topology);
     if (!tc.is_null()) sg["topologyConstraint"] = tc;
     sub_groups.push_back(std::move(sg));
   }

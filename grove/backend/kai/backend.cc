@@ -16,9 +16,9 @@ const kube::ResourceRef kKaiPodGroups{"scheduling.run.ai", "v2alpha2", "podgroup
 constexpr std::string_view kQueueKey = "kai.scheduler/queue";
 constexpr std::string_view kSkipPodGrouper = "kai.scheduler/skip-podgrouper";
 constexpr std::string_view kPodGroupAnnotation = "pod-group-name";
-constexpr std::string_view kSubGroupLabel = "kai.scheduler/subgroup-name";
+constexpr std::string_view kKaiSubGroupLabel = "kai.scheduler/subgroup-name";
 
-Json Topology(const api::GangTopologyConstraint* tc, const std::string& topology) {
+Json KaiTopologyConstraint(const api::GangTopologyConstraint* tc, const std::string& topology) {
   if (tc == nullptr || !tc->pack_constraint.has_value()) return nullptr;
   const auto& pack = *tc->pack_constraint;
   if (!pack.required.has_value() && !pack.preferred.has_value()) return nullptr;
@@ -68,7 +68,7 @@ class KaiBackend final : public SchedulerBackend {
     if (!annotations.is_object()) annotations = Json::object();
     annotations[std::string(kSkipPodGrouper)] = "true";
     annotations[std::string(kPodGroupAnnotation)] = gang;
-    labels[std::string(kSubGroupLabel)] = clique;
+    labels[std::string(kKaiSubGroupLabel)] = clique;
     return Status::Ok();
   }
 
@@ -121,7 +121,7 @@ std::string KaiPodGroupFor(const api::PodGang& gang, const std::string& topology
     spec["priorityClassName"] = gang.spec.priority_class_name;
   }
   if (gang.spec.topology_constraint.has_value()) {
-    Json tc = Topology(&*gang.spec.topology_constraint, topology);
+    Json tc = KaiTopologyConstraint(&*gang.spec.topology_constraint, topology);
     if (!tc.is_null()) spec["topologyConstraint"] = tc;
   }
   Json sub_groups = Json::array();
@@ -133,7 +133,7 @@ std::string KaiPodGroupFor(const api::PodGang& gang, const std::string& topology
       sg["minMember"] = node.min_member;
     }
     if (!node.parent.empty()) sg["parent"] = node.parent;
-    Json tc = Topology(node.topology, topology);
+    Json tc = KaiTopologyConstraint(node.topology, topology);
     if (!tc.is_null()) sg["topologyConstraint"] = tc;
     sub_groups.push_back(std::move(sg));
   }
