@@ -13,7 +13,7 @@ scripts/real-apiserver.sh build
 # Fuzzers and sanitizers, each failing the run on any report
 # (-fno-sanitize-recover=all, halt_on_error; a fuzz crash, leak or timeout).
 # CI has 90 minutes on a fresh 2-core machine with an empty ccache. Measured
-# cold (2026-11-27, 2 cores, empty ccache): build/ 13.3 min, kube-apiserver
+# cold (2026-11-27, 2 cores, empty ccache): build/ 10.4 min, kube-apiserver
 # about 12, this ctest about 6; then
 #   fuzz build (clang ASan+UBSan+libFuzzer) + 4 min of runs   13.0 min
 #   ASan+UBSan build of the other tests + their run            16.9 min
