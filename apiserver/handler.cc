@@ -13,6 +13,7 @@
 #include "apiserver/content_negotiation.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/limits.h"
+#include "apiserver/strategic_merge.h"
 #include "apiserver/table.h"
 #include "kube/protobuf/codec.h"
 
@@ -759,14 +760,12 @@ HttpResponse Handler::HandleResource(Request& req) {
       json patch = json::parse(req.http->body, nullptr, false);
       if (patch.is_discarded())
         return fail(BadRequest("couldn't get version/kind; json parse error"));
-      try {
-        if (content_type.starts_with("application/json-patch+json")) {
-          scale = scale.patch(patch);
-        } else {
-          scale.merge_patch(patch);
-        }
-      } catch (const json::exception& e) {
-        return fail(MakeHttpError(ErrorCode::kInvalid, 422, "Invalid", e.what()));
+      if (content_type.starts_with("application/json-patch+json")) {
+        auto patched = ApplyJsonPatch(scale, patch);
+        if (!patched.ok()) return fail(patched.error());
+        scale = std::move(patched).value();
+      } else {
+        scale.merge_patch(patch);
       }
       auto updated = store_->UpdateScale(ref, req.ns, req.name, scale.dump());
       if (!updated.ok()) return fail(updated.error());

@@ -1401,13 +1401,12 @@ Result<ObjectPtr> Store::Patch(const ResourceRef& ref, std::string_view ns, std:
   }
   auto edit = [&](const ObjectVersion&, const json& old_obj, json& new_obj) -> Status {
     switch (type) {
-      case PatchType::kJson:
-        try {
-          new_obj = old_obj.patch(patch);
-        } catch (const json::exception& e) {
-          return WithStatus(ErrorCode::kInvalid, 422, "Invalid", e.what());
-        }
+      case PatchType::kJson: {
+        auto patched = ApplyJsonPatch(old_obj, patch);
+        if (!patched.ok()) return std::move(patched).error();
+        new_obj = std::move(patched).value();
         return Status::Ok();
+      }
       case PatchType::kMerge:
         new_obj.merge_patch(patch);
         return Status::Ok();

@@ -796,4 +796,35 @@ Result<nlohmann::json> ApplyStrategicMergePatch(const nlohmann::json& original,
   return result;
 }
 
+Result<json> ApplyJsonPatch(const json& doc, const json& patch) {
+  const auto invalid = Unprocessable;
+  if (!patch.is_array()) return invalid("a JSON patch must be an array of operations");
+  json result = doc;
+  try {
+    for (const json& op : patch) {
+      const auto name = op.is_object() ? op.find("op") : op.end();
+      const auto path = op.is_object() ? op.find("path") : op.end();
+      if (name != op.end() && path != op.end() && name->is_string() && path->is_string() &&
+          (*name == "add" || *name == "copy" || *name == "move")) {
+        const json::json_pointer target(path->get<std::string>());
+        if (!target.empty()) {
+          const json::json_pointer parent = target.parent_pointer();
+          if (result.contains(parent)) {
+            const json& container = result.at(parent);
+            if (!container.is_object() && !container.is_array() && !container.is_null()) {
+              return invalid("the " + name->get<std::string>() + " operation's path \"" +
+                             path->get<std::string>() + "\" is inside a " + container.type_name() +
+                             ", not an object or an array");
+            }
+          }
+        }
+      }
+      result.patch_inplace(json::array({op}));
+    }
+  } catch (const json::exception& e) {
+    return invalid(e.what());
+  }
+  return result;
+}
+
 }  // namespace copse::apiserver

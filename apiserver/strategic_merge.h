@@ -65,4 +65,13 @@ Result<nlohmann::json> ApplyStrategicMergePatch(const nlohmann::json& original,
 // for which the server answers 415 UnsupportedMediaType as upstream does.
 bool SupportsStrategicMerge(std::string_view api_version, std::string_view kind);
 
+// Applies an RFC 6902 JSON patch (application/json-patch+json) to `doc`
+// (not modified), operation by operation, as nlohmann::json's patch() does,
+// with the check that library leaves to an assertion: an add, copy or move
+// whose target's parent is a string, number or boolean fails, naming the
+// path (the assertion aborted a debug build; a release build silently did
+// nothing). Every error is kInvalid, 422 "Invalid", with the library's or
+// this check's message.
+Result<nlohmann::json> ApplyJsonPatch(const nlohmann::json& doc, const nlohmann::json& patch);
+
 }  // namespace copse::apiserver
