@@ -1054,8 +1054,8 @@ struct ResponseStream::State {
   }
 
   // Sends the request and reads the response head; for a status other than
-  // 200, reads the (small) error body too and closes the connection. On the
-  // connection's strand.
+  // 200, reads the (small) error body too. On the connection's strand. After
+  // an error or a status other than 200 the caller retires the connection.
   struct Opening {
     error_code ec;
     const char* stage = "sending the request";
@@ -1084,10 +1084,7 @@ struct ResponseStream::State {
             co_await http::async_read_header(*conn.plain, conn.buffer, *self.parser, on_strand);
       }
     }
-    if (out.ec) {
-      conn.Close();
-      co_return out;
-    }
+    if (out.ec) co_return out;
     out.status = static_cast<int>(self.parser->get().result_int());
     if (out.status == 200) co_return out;
     http::response_parser<http::string_body> error_parser(std::move(*self.parser));
@@ -1101,7 +1098,6 @@ struct ResponseStream::State {
       std::tie(ec, std::ignore) =
           co_await http::async_read(*conn.plain, conn.buffer, error_parser, on_strand);
     }
-    conn.Close();
     if (!ec) out.error_body = std::move(error_parser.get().body());
     co_return out;
   }
