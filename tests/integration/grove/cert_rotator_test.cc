@@ -208,6 +208,10 @@ TEST_F(CertRotatorTest, OnlyTheLeaderWritesAndEveryReplicaServes) {
   const SecretKeys keys = *Secret();
   EXPECT_EQ(follower_server->ca_pem(), keys.tls_crt);
   EXPECT_EQ(leader_server->ca_pem(), keys.tls_crt);
+  // Both replicas serve what they read from the Secret's watch, which can
+  // deliver the leader's write before the leader's own call returns and
+  // counts it: wait for the count, then check it is exact.
+  ASSERT_TRUE(Eventually([&] { return leader->stats().secret_writes >= 1; }));
   EXPECT_EQ(follower->stats().secret_writes, 0u);
   EXPECT_EQ(leader->stats().secret_writes, 1u);
 
@@ -241,6 +245,7 @@ TEST_F(CertRotatorTest, OnlyTheLeaderWritesAndEveryReplicaServes) {
   ASSERT_TRUE(Eventually([&] {
     return follower_server->ca_pem() == fixed.tls_crt && leader_server->ca_pem() == fixed.tls_crt;
   }));
+  ASSERT_TRUE(Eventually([&] { return leader->stats().secret_writes >= 2; }));
   EXPECT_EQ(follower->stats().secret_writes, 0u);
   EXPECT_EQ(follower->stats().checks, 0u);  // never ran steps 2-3
   EXPECT_EQ(leader->stats().secret_writes, 2u);
