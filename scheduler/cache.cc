@@ -26,6 +26,7 @@ NodeInfo& Cache::UpsertNodeRow(std::string_view name) {
   node_index_.emplace(std::string(name), nodes_.size());
   nodes_.push_back(std::make_unique<NodeInfo>(std::string(name)));
   rows_reordered_ = true;
+  ++node_set_changes_;
   NodeInfo& node = *nodes_.back();
   // Pods that arrived before their node.
   for (auto& [uid, state] : pods_) {
@@ -40,6 +41,7 @@ void Cache::RemoveNode(std::string_view name) {
   const size_t index = it->second;
   node_index_.erase(it);
   rows_reordered_ = true;
+  ++node_set_changes_;
   if (index + 1 != nodes_.size()) {
     nodes_[index] = std::move(nodes_.back());
     node_index_[nodes_[index]->name()] = index;

@@ -62,6 +62,8 @@ class Cache {
   }
   void RemoveNode(std::string_view name);
   bool HasNode(std::string_view name) const;
+  // Counts nodes added and removed: equal counts, same set of names.
+  uint64_t node_set_changes() const noexcept { return node_set_changes_; }
 
   // ---- Pods ----
   // Loop: the pod (with node_name set to `node`) counts on the node until it
@@ -151,6 +153,7 @@ class Cache {
   std::vector<uint32_t> touched_;
   std::vector<uint8_t> touched_flag_;
   bool rows_reordered_ = true;
+  uint64_t node_set_changes_ = 0;
   uint64_t sync_step_ = 0;
   void Touch(size_t index);
 };

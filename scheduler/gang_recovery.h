@@ -14,7 +14,7 @@
 //
 // Check(now), called by the loop at most every check_interval:
 //   1. For each copse gang with bound members (GangTracker::
-//      GroupsWithBoundMembers), decide whether it is broken.
+//      ForEachGroupWithBoundMembers), decide whether it is broken.
 //   2. A broken gang is remembered with the time it was first seen broken;
 //      a gang no longer broken is forgotten (its re-placement worked: the
 //      group is queued whenever it has pending members, and the Workload
@@ -60,6 +60,11 @@ class GangRecovery {
   Clock::Duration timeout_;
   Clock::Duration check_interval_;
   std::optional<Clock::TimePoint> last_check_;
+  // What the last check saw (GangTracker::changes, Cache::node_set_changes):
+  // with no gang broken then and neither changed since, none is broken now.
+  bool checked_ = false;
+  uint64_t checked_gang_changes_ = 0;
+  uint64_t checked_node_changes_ = 0;
   std::map<std::string, Clock::TimePoint> broken_since_;  // by unit key
 };
 

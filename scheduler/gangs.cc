@@ -29,8 +29,10 @@ GangTracker::GangTracker(std::vector<std::string> our_scheduler_names)
 
 GangTracker::Group& GangTracker::GroupFor(PodInfo::GroupKind kind, std::string_view ns,
                                           std::string_view name) {
+  ++changes_;  // every change to a group's members or spec comes through here
   const std::string key = GroupUnitKey(kind, ns, name).ToString();
   Group& group = groups_[key];
+  group.key = key;
   group.kind = kind;
   group.ns = std::string(ns);
   group.name = std::string(name);
@@ -55,6 +57,7 @@ void GangTracker::Forget(Group& group, const std::string& uid) {
     if (count != group.schedulers.end() && --count->second == 0) group.schedulers.erase(count);
     members->erase(it);
   }
+  if (group.bound.empty()) with_bound_.erase(group.key);
   group.ready.erase(uid);
 }
 
@@ -63,6 +66,7 @@ void GangTracker::Insert(Group& group, std::map<std::string, PodPtr>& into, PodP
   ++group.schedulers[pod->scheduler_name];
   const std::string uid = pod->uid;
   into.emplace(uid, std::move(pod));
+  if (&into == &group.bound) with_bound_.insert(group.key);
 }
 
 GangTracker::Ownership GangTracker::OwnershipOf(const Group& group) const {
@@ -265,22 +269,6 @@ std::vector<PodPtr> GangTracker::BoundMembers(const queue::UnitKey& key) const {
   std::vector<PodPtr> out;
   if (const Group* group = Find(key)) {
     for (const auto& [uid, pod] : group->bound) out.push_back(pod);
-  }
-  return out;
-}
-
-std::vector<GangTracker::BoundGroup> GangTracker::GroupsWithBoundMembers() const {
-  std::vector<BoundGroup> out;
-  for (const auto& [text, group] : groups_) {
-    if (group.bound.empty() || group.spec == nullptr || !group.spec->IsGang()) continue;
-    if (OwnershipOf(group) != Ownership::kOurs) continue;
-    BoundGroup entry;
-    entry.key = GroupUnitKey(group.kind, group.ns, group.name);
-    entry.spec = group.spec;
-    for (const auto& [uid, pod] : group.bound) entry.bound.push_back(pod);
-    for (const auto& [uid, pod] : group.pending) entry.pending.push_back(pod);
-    for (const auto& [uid, sub_group] : group.finished) ++entry.finished[sub_group];
-    out.push_back(std::move(entry));
   }
   return out;
 }

@@ -162,24 +162,43 @@ class GangTracker {
   void AddEvicting(const std::set<std::string>& uids);
   void ForgetEvicting(const std::string& uid);
   bool Evicting(const std::string& uid) const { return evicting_.contains(uid); }
+  // Counts changes to groups' members (pending, gated, bound, finished) and
+  // specs: equal counts, same groups (readiness and victims aside).
+  uint64_t changes() const noexcept { return changes_; }
   // A group copse owns with bound members: what gang recovery looks at.
-  struct BoundGroup {
-    queue::UnitKey key;
-    std::shared_ptr<const GangSpec> spec;
-    std::vector<PodPtr> bound;
-    std::vector<PodPtr> pending;
-    // Finished members per subgroup label value.
-    std::map<std::string, int32_t, std::less<>> finished;
+  // Views into the tracker, valid during the visit only.
+  struct BoundGroupView {
+    const std::string& key;  // UnitKey::ToString()
+    PodInfo::GroupKind kind;
+    const std::string& ns;
+    const std::string& name;
+    const GangSpec& spec;
+    const std::map<std::string, PodPtr>& bound;          // uid -> pod
+    const std::map<std::string, std::string>& finished;  // uid -> subgroup label value
   };
-  // Every group that is copse's, has a spec of the gang policy and has bound
-  // members. O(groups + their members).
-  std::vector<BoundGroup> GroupsWithBoundMembers() const;
+  // Calls `visit` for every group that is copse's, has a spec of the gang
+  // policy and has bound members, in key order. O(those groups); copies
+  // nothing, so the loop's once-a-second check stays cheap with many large
+  // gangs bound and many more done.
+  template <typename Visit>
+  void ForEachGroupWithBoundMembers(Visit&& visit) const {
+    for (const std::string& text : with_bound_) {
+      const auto found = groups_.find(text);
+      if (found == groups_.end()) continue;
+      const Group& group = found->second;
+      if (group.bound.empty() || group.spec == nullptr || !group.spec->IsGang()) continue;
+      if (OwnershipOf(group) != Ownership::kOurs) continue;
+      visit(BoundGroupView{text, group.kind, group.ns, group.name, *group.spec, group.bound,
+                           group.finished});
+    }
+  }
   // The held spec events, once the group is copse's (empty otherwise); each
   // is handed out once.
   std::vector<SpecEvent> TakeSpecEvents(const queue::UnitKey& key);
 
  private:
   struct Group {
+    std::string key;  // UnitKey::ToString(), as in groups_
     std::shared_ptr<const GangSpec> spec;
     PodInfo::GroupKind kind = PodInfo::GroupKind::kNone;
     std::string ns;
@@ -208,8 +227,12 @@ class GangTracker {
   void EraseIfUnused(const queue::UnitKey& key);
 
   std::set<std::string, std::less<>> ours_;
+  uint64_t changes_ = 0;
   std::map<std::string, Group> groups_;  // by UnitKey::ToString()
-  std::set<std::string> evicting_;       // uids
+  // Keys of the groups with bound members: gang recovery visits these only,
+  // not every group that ever had one.
+  std::set<std::string, std::less<>> with_bound_;
+  std::set<std::string> evicting_;  // uids
 };
 
 }  // namespace copse::scheduler

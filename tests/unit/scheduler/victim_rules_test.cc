@@ -356,5 +356,39 @@ TEST(GangRecovery, GangBelowItsMinimumIsDueAfterTheTimeout) {
   EXPECT_EQ(recovery.broken(), 0u);
 }
 
+// Check skips its scan while neither the gangs nor the set of nodes changed
+// (and nothing is broken): a member deleted between two checks, with every
+// node in place, must still be seen at the next one.
+TEST(GangRecovery, AMemberDeletedBetweenChecksIsSeenWithNoNodeChange) {
+  FakeClock clock;
+  Cache cache(clock, Clock::Duration::zero());
+  GangTracker gangs;
+  cache.UpsertNode("n0", [](NodeInfo&) {});
+  gangs.SetSpec(PodInfo::GroupKind::kCopsePodGroup, Gang("g", 2));
+  std::vector<PodPtr> members;
+  for (int i = 0; i < 2; ++i) {
+    PodBuilder b("g-" + std::to_string(i));
+    b.NodeName("n0");
+    b.raw().group_kind = PodInfo::GroupKind::kCopsePodGroup;
+    b.raw().pod_group = "g";
+    members.push_back(b.Obj());
+    gangs.MarkBound(members.back());
+  }
+  GangRecovery recovery(std::chrono::seconds(5));
+  EXPECT_TRUE(recovery.Check(gangs, cache, clock.Now()).empty());
+  clock.Advance(std::chrono::seconds(1));
+  EXPECT_TRUE(recovery.Check(gangs, cache, clock.Now()).empty());
+  EXPECT_EQ(recovery.broken(), 0u);
+  gangs.Remove(*members[1], /*finished=*/false);
+  clock.Advance(std::chrono::seconds(1));
+  EXPECT_TRUE(recovery.Check(gangs, cache, clock.Now()).empty());
+  EXPECT_EQ(recovery.broken(), 1u);
+  clock.Advance(std::chrono::seconds(5));
+  std::vector<GangRecovery::Due> due = recovery.Check(gangs, cache, clock.Now());
+  ASSERT_EQ(due.size(), 1u);
+  ASSERT_EQ(due[0].bound.size(), 1u);
+  EXPECT_EQ(due[0].bound[0]->name, "g-0");
+}
+
 }  // namespace victim_rules_test
 }  // namespace copse::scheduler
