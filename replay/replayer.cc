@@ -7,6 +7,7 @@
 #include <queue>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -159,7 +160,25 @@ class Run {
   // Waits until the informers have seen every pod and PodGroup write and the
   // loop sleeps with no API write in flight, observing as it goes.
   Status WaitSettled();
-  void Sample();
+  // Records GPUs in use and stranded at `t_ms` (by default now).
+  void Sample(std::optional<int64_t> t_ms = std::nullopt);
+  // Nothing waits: every pod created so far is bound or gone, and the
+  // scheduler had no unit to run at the last settle.
+  bool Quiet() const { return waiting_pods_ == 0 && !runnable_; }
+  // While Quiet, the pods' ends before `limit` (the next trace event or
+  // scheduler timer) are one step; see Go.
+  Status EndQuietly(Clock::TimePoint limit);
+  // Waiting GPU pods by shape, kept as pods arrive, bind and leave: Sample
+  // runs every step, and scanning every pod there made a long replay
+  // quadratic.
+  static bool Waiting(const PodState& p) { return !p.gone && p.bound_ms < 0; }
+  void CountWaiting(const PodState& p, int64_t delta) {
+    waiting_pods_ += delta;
+    if (p.requests.gpus <= 0) return;
+    const std::tuple<int64_t, int64_t, int64_t> shape{p.requests.gpus, p.requests.cpu_milli,
+                                                      p.requests.memory};
+    if ((waiting_shapes_[shape] += delta) <= 0) waiting_shapes_.erase(shape);
+  }
   int64_t NowMs() const { return std::chrono::duration_cast<Ms>(clock_->Now() - start_).count(); }
 
   const Trace& trace_;
@@ -177,12 +196,15 @@ class Run {
   std::shared_ptr<api::WatchStream> group_watch_;
   uint64_t last_pod_rv_ = 0;
   uint64_t last_group_rv_ = 0;
-  Clock::TimePoint next_timer_{};  // the scheduler's, as of the last settle
-  bool runnable_ = false;          // a unit was ready to run at the last settle
+  Clock::TimePoint next_timer_{};           // the scheduler's, as of the last settle
+  Clock::TimePoint next_decision_timer_{};  // of those, the next that can place or evict
+  bool runnable_ = false;                   // a unit was ready to run at the last settle
 
   std::unordered_map<std::string, NodeState> nodes_;
   std::unordered_map<std::string, PodState> pods_;
   std::unordered_map<std::string, GroupState> groups_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> waiting_shapes_;  // -> pods
+  int64_t waiting_pods_ = 0;
   std::set<std::string> ending_;  // pods the replay deleted itself
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
   uint64_t end_seq_ = 0;
@@ -326,6 +348,10 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
       groups_[p.group].members.push_back(key);
     }
     if (auto it = trace_.runtimes.find(key); it != trace_.runtimes.end()) p.runtime_ms = it->second;
+    if (auto old = pods_.find(key); old != pods_.end() && Waiting(old->second)) {
+      CountWaiting(old->second, -1);  // a name used again
+    }
+    CountWaiting(p, +1);
     pods_[key] = std::move(p);
   } else if (e.kind == "PodGroup") {
     const json group = json::parse(e.object);
@@ -388,6 +414,7 @@ Status Run::Observe() {
     if (p.gone) continue;
     const bool deleted = ev.type == api::WatchEventType::kDeleted;
     if (!deleted && p.bound_ms < 0 && !ev.object->node_name.empty()) {
+      CountWaiting(p, -1);
       p.bound_ms = NowMs();
       p.node = ev.object->node_name;
       if (auto n = nodes_.find(p.node); n != nodes_.end()) {
@@ -401,6 +428,7 @@ Status Run::Observe() {
     if (deleted || ev.object->deleting || ev.object->pod_terminal) {
       const bool ours = ending_.contains(key);
       if (!ours && p.bound_ms >= 0) ++victims_;
+      if (p.bound_ms < 0) CountWaiting(p, -1);
       p.gone = true;
       if (p.bound_ms >= 0) {
         if (auto n = nodes_.find(p.node); n != nodes_.end()) {
@@ -434,6 +462,7 @@ Status Run::WaitSettled() {
       if (Status s = Observe(); !s.ok()) return s;
       if (last_pod_rv_ == pod_rv && last_group_rv_ == group_rv) {
         next_timer_ = state.next_timer;
+        next_decision_timer_ = state.next_decision_timer;
         runnable_ = state.runnable;
         return Status::Ok();
       }
@@ -449,15 +478,10 @@ Status Run::WaitSettled() {
   }
 }
 
-void Run::Sample() {
-  const int64_t t = NowMs();
-  // The shapes waiting: a node's free GPUs are stranded when none of them fits there.
-  std::set<std::tuple<int64_t, int64_t, int64_t>> shapes;
-  for (const auto& [key, p] : pods_) {
-    if (!p.gone && p.bound_ms < 0 && p.requests.gpus > 0) {
-      shapes.insert({p.requests.gpus, p.requests.cpu_milli, p.requests.memory});
-    }
-  }
+void Run::Sample(std::optional<int64_t> t_ms) {
+  const int64_t t = t_ms.value_or(NowMs());
+  // A node's free GPUs are stranded when no waiting shape fits there.
+  const auto& shapes = waiting_shapes_;
   int64_t over = 0;
   for (const auto& [name, n] : nodes_) {
     if (n.used.gpus > n.allocatable.gpus || n.used.cpu_milli > n.allocatable.cpu_milli ||
@@ -472,7 +496,8 @@ void Run::Sample() {
       const int64_t free_gpus = n.allocatable.gpus - n.used.gpus;
       if (free_gpus <= 0) continue;
       bool fits = false;
-      for (const auto& [gpus, cpu, mem] : shapes) {
+      for (const auto& [shape, count] : shapes) {
+        const auto& [gpus, cpu, mem] = shape;
         if (gpus <= free_gpus && cpu <= n.allocatable.cpu_milli - n.used.cpu_milli &&
             mem <= n.allocatable.memory - n.used.memory) {
           fits = true;
@@ -491,6 +516,32 @@ void Run::Sample() {
   };
   push(result_.gpus_used, static_cast<double>(used_gpus_));
   push(result_.gpus_stranded, static_cast<double>(stranded));
+}
+
+// Pods that end while nothing waits cannot change a decision: no cycle
+// would run between them (nothing is pending, so none becomes runnable),
+// and no timer that places or evicts falls between them (`limit` is the
+// next; status reports that fall due meanwhile are written at the last
+// end instead, and a status changes no decision). Settling after
+// each (the scheduler sees the update, the loop sleeps again) was most of a
+// long replay's steps. So the clock jumps once, to the last of those ends;
+// each pod is made Succeeded and observed in end order and the GPUs sampled
+// at its own end time; then the scheduler settles once. The scheduler sees
+// only the one clock value: the replay stays deterministic.
+Status Run::EndQuietly(Clock::TimePoint limit) {
+  std::vector<End> batch;
+  while (!ends_.empty() && start_ + Ms(ends_.top().t_ms) < limit) {
+    batch.push_back(ends_.top());
+    ends_.pop();
+  }
+  clock_->Advance(start_ + Ms(batch.back().t_ms) - clock_->Now());
+  for (const End& end : batch) {
+    if (Status s = EndPod(end.pod); !s.ok()) return s;
+    if (Status s = Observe(); !s.ok()) return s;
+    Sample(end.t_ms);
+  }
+  sched_->Wake();
+  return WaitSettled();
 }
 
 Result<ConfigResult> Run::Go() {
@@ -541,6 +592,15 @@ Result<ConfigResult> Run::Go() {
     if (options_.progress && result_.steps % 2000 == 0) {
       options_.progress("replay " + config_.name + ": t=" + std::to_string(now / 1000) + "s, " +
                         std::to_string(result_.steps) + " steps");
+    }
+    if (options_.batch_quiet_ends && options_.speed <= 0 && Quiet() && !ends_.empty()) {
+      Clock::TimePoint limit = Clock::TimePoint::max();
+      if (i < events.size()) limit = start_ + Ms(events[i].t_ms);
+      if (next_decision_timer_ > clock_->Now()) limit = std::min(limit, next_decision_timer_);
+      if (start_ + Ms(ends_.top().t_ms) < limit) {
+        if (Status s = EndQuietly(limit); !s.ok()) return s.error();
+        continue;
+      }
     }
     if (options_.speed > 0) {
       const auto due = wall_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -21,7 +21,9 @@
 //   3. Between steps the clock jumps to the next of: a trace event, a pod's
 //      end (bind time + its runtime), the scheduler's next timer (backoff
 //      expiry, flushes). With `speed` > 0 a step also waits for the real
-//      time it would take at that multiple of the trace's pace.
+//      time it would take at that multiple of the trace's pace. While no pod
+//      waits, the ends before the next trace event or timer that can place
+//      or evict are one step (most of a long trace's steps were such ends).
 //   4. What the replay observes (one in-process watch on pods): binds (the
 //      decisions), pods the scheduler evicts (victims; the replay deletes
 //      them as their kubelet would, and they are not re-created), and after
@@ -54,6 +56,12 @@ struct ReplayOptions {
   // went idle).
   std::chrono::seconds step_timeout{120};
   uint64_t seed = 1;  // the scheduler's (tie-breaks)
+  // While nothing waits, pods that end before the next trace event or
+  // decision timer are one step (Run::EndQuietly). Off: one step per end;
+  // the decisions are the same (ReplayTest.QuietEndsInOneStepChangeNoDecision)
+  // unless a gang is broken below its minimum meanwhile (gang recovery's
+  // once-a-second checks then fall on other steps).
+  bool batch_quiet_ends = true;
   // Progress lines ("replay A: 12:00:00 of 24:00:00, 4,512 pods placed").
   std::function<void(const std::string&)> progress;
 };

@@ -133,6 +133,7 @@ void SchedulerLoop::Run(const std::function<bool()>& synced) {
     const Clock::TimePoint due = NextDue();
     if (due > now) {
       next_due_ns_.store(due.time_since_epoch().count());
+      next_decision_due_ns_.store(NextDue(/*decisions_only=*/true).time_since_epoch().count());
       asleep_.store(true);
     }
     // The injected clock may be a FakeClock that tests move without telling
@@ -167,8 +168,15 @@ void SchedulerLoop::RunTimers() {
         static_cast<int64_t>(pending.unschedulable), static_cast<int64_t>(pending.gated));
     options_.metrics->SetBindsInFlight(static_cast<int64_t>(writer_.stats().in_flight));
   }
-  if (now - last_unschedulable_flush_ >= options_.unschedulable_flush_interval) {
-    last_unschedulable_flush_ = now;
+  if (const Clock::Duration every = options_.unschedulable_flush_interval;
+      now - last_unschedulable_flush_ >= every) {
+    // Flushes keep their phase (whole intervals after the last): when the
+    // loop happens to run its timers does not move the next flush. A replay
+    // that skips steps while nothing is unschedulable relies on it.
+    last_unschedulable_flush_ =
+        every > Clock::Duration::zero()
+            ? last_unschedulable_flush_ + every * ((now - last_unschedulable_flush_) / every)
+            : now;
     queue_.FlushUnschedulablePodsLeftover();
   }
   for (const PodPtr& expired : cache_.CleanupExpiredAssumedPods()) {
@@ -216,20 +224,26 @@ SchedulerLoop::Sleep SchedulerLoop::sleep() const {
   out.current = wake_requests_seen_.load() == requests;
   out.runnable = runnable_.load();
   out.next_due = Clock::TimePoint(Clock::Duration(next_due_ns_.load()));
+  out.next_decision_due = Clock::TimePoint(Clock::Duration(next_decision_due_ns_.load()));
   return out;
 }
 
-Clock::TimePoint SchedulerLoop::NextDue() const {
-  Clock::TimePoint due = last_unschedulable_flush_ + options_.unschedulable_flush_interval;
+Clock::TimePoint SchedulerLoop::NextDue(bool decisions_only) const {
+  Clock::TimePoint due = Clock::TimePoint::max();
+  // The flush moves unschedulable pods only: with none, it cannot decide anything.
+  if (!decisions_only || queue_.PendingPods().unschedulable > 0) {
+    due = last_unschedulable_flush_ + options_.unschedulable_flush_interval;
+  }
   if (std::optional<Clock::TimePoint> backoff = queue_.NextBackoffExpiry()) {
     due = std::min(due, *backoff);
   }
-  if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) due = std::min(due, *report);
   if (std::optional<Clock::TimePoint> recovery = recovery_.NextDue()) {
     due = std::min(due, *recovery);
   }
-  if (options_.metrics != nullptr) due = std::min(due, last_metrics_update_ + kMetricsInterval);
   if (hold_until_.has_value()) due = std::min(due, *hold_until_);
+  if (decisions_only) return due;
+  if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) due = std::min(due, *report);
+  if (options_.metrics != nullptr) due = std::min(due, last_metrics_update_ + kMetricsInterval);
   return due;
 }
 

@@ -94,6 +94,7 @@ class SchedulerLoop {
     bool current = false;   // no Wake() since the loop's last iteration began
     bool runnable = false;  // when it went to sleep, a unit was ready to run (paused)
     Clock::TimePoint next_due{};
+    Clock::TimePoint next_decision_due{};  // NextDue(decisions_only)
   };
   Sleep sleep() const;
 
@@ -118,7 +119,11 @@ class SchedulerLoop {
   void ApplyInbox();
   void RunTimers();
   // The next timer on the injected clock.
-  Clock::TimePoint NextDue() const;
+  // The loop's next timer. `decisions_only`: only the timers that can place
+  // or evict (backoff expiry, the unschedulable flush while pods are
+  // unschedulable, gang recovery, a burst window), not status reports or
+  // metrics; TimePoint::max() when none is set.
+  Clock::TimePoint NextDue(bool decisions_only = false) const;
   // `steer`: a BurstPlan's nodes for a pod group (WorkloadCycle::Run).
   void RunCycle(const queue::PoppedUnit& unit, std::span<const NodePods> steer = {});
   // Pops the pod groups of the head's priority and runs them in burst_'s order.
@@ -197,6 +202,7 @@ class SchedulerLoop {
   std::atomic<uint64_t> cycle_credits_{0};
   std::atomic<bool> runnable_{false};
   std::atomic<int64_t> next_due_ns_{0};
+  std::atomic<int64_t> next_decision_due_ns_{0};
   SchedulerStats stats_;
   Clock::TimePoint last_unschedulable_flush_{};
   Clock::TimePoint last_metrics_update_{};

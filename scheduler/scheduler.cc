@@ -129,6 +129,7 @@ SchedulerIdleState Scheduler::IdleState() const {
   out.idle = before.asleep && before.current && writes.in_flight == 0 && out.inbox_empty &&
              before.wakes == after.wakes;
   out.next_timer = before.next_due;
+  out.next_decision_timer = before.next_decision_due;
   out.runnable = before.runnable;
   return out;
 }

@@ -160,6 +160,10 @@ struct SchedulerIdleState {
   // The loop's next timer (backoff expiry, unschedulable flush, coalesced
   // reports) on the injected clock, as of when it went to sleep.
   Clock::TimePoint next_timer{};
+  // Of those, the next that can place or evict a pod (not status reports):
+  // backoff expiry, the unschedulable flush while pods are unschedulable,
+  // gang recovery, a burst window; TimePoint::max() when none is set.
+  Clock::TimePoint next_decision_timer{};
   // The last resourceVersion whose handlers the pod and copse PodGroup
   // informers ran ("" before their first event).
   std::string pods_resource_version;

@@ -93,6 +93,50 @@ TEST(ReplayTest, TheSameTraceTwiceGivesIdenticalDecisions) {
   EXPECT_EQ(c.differing, 0);
 }
 
+// While no pod waits, the pods that end before the next trace event or
+// decision timer are one step (ReplayOptions::batch_quiet_ends). On a trace
+// that is sometimes full and sometimes quiet, the decisions (node and bind
+// time) and the GPU series must be what one step per end gives.
+TEST(ReplayTest, QuietEndsInOneStepChangeNoDecision) {
+  SynthOptions o;
+  o.seed = 11;
+  o.nodes = 16;
+  o.topology = "block=2,rack=2";
+  o.duration = std::chrono::hours(3);
+  o.jobs_per_hour = 40;
+  o.diurnal_amplitude = 0.9;  // busy and quiet stretches
+  o.median_runtime = std::chrono::minutes(10);
+  std::ostringstream text;
+  ASSERT_TRUE(WriteSynthTrace(o, text).ok());
+  const Trace trace = ParseText(text.str());
+  const ReplayConfig config = ConfigFile("pack.yaml");
+  ReplayOptions batched;
+  ReplayOptions stepwise;
+  stepwise.batch_quiet_ends = false;
+  Result<ConfigResult> a = ReplayTrace(trace, config, batched);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  Result<ConfigResult> b = ReplayTrace(trace, config, stepwise);
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  ExpectInvariants(*a);
+  ExpectInvariants(*b);
+  ASSERT_GT(a->pods, 50);
+  EXPECT_GT(a->wait_all.p99_ms, 0) << "the trace never made a pod wait: nothing is tested";
+  EXPECT_LT(a->steps, b->steps) << "no ends were batched";
+  ASSERT_EQ(a->decisions.size(), b->decisions.size());
+  int64_t differing = 0;
+  for (size_t i = 0; i < a->decisions.size() && differing <= 10; ++i) {
+    const Decision& x = a->decisions[i];
+    const Decision& y = b->decisions[i];
+    if (x.pod != y.pod || x.node != y.node || x.bound_ms != y.bound_ms) {
+      ++differing;
+      ADD_FAILURE() << x.pod << ": " << x.node << "@" << x.bound_ms << " batched, " << y.pod << ": "
+                    << y.node << "@" << y.bound_ms << " step by step";
+    }
+  }
+  EXPECT_NEAR(a->mean_gpu_utilization, b->mean_gpu_utilization, 1e-9);
+  EXPECT_NEAR(a->mean_stranded_gpus, b->mean_stranded_gpus, 1e-9);
+}
+
 // Eight 4-GPU single pods (an hour each) arrive first, then two gangs of two
 // 8-GPU pods that require one rack, on 4 racks of 2 nodes of 8 GPUs. Packing
 // fills two racks with the singles and the gangs start at once in the other
