@@ -14,10 +14,16 @@ VictimRules::VictimRules(const Snapshot& snapshot, const GangTracker& gangs,
       // Leaving anyway (terminating, or evicted by an earlier cycle and not
       // yet gone): counts for no minimum.
       if (pod->terminating || gangs.Evicting(pod->uid)) continue;
-      const queue::UnitKey key = GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
-      auto [it, inserted] = groups_.try_emplace(key.ToString());
-      if (inserted) it->second.spec = gangs.Spec(key);
-      it->second.pods.emplace_back(n, pod);
+      auto [it, inserted] =
+          by_member_.try_emplace(PodGroupRef{pod->group_kind, pod->namespace_name, pod->pod_group});
+      if (inserted) {
+        const queue::UnitKey key =
+            GroupUnitKey(pod->group_kind, pod->namespace_name, pod->pod_group);
+        Group& group = groups_[key.ToString()];
+        group.spec = gangs.Spec(key);
+        it->second = &group;
+      }
+      it->second->pods.emplace_back(n, pod);
     }
   }
   for (auto& [key, group] : groups_) {
@@ -34,6 +40,12 @@ const VictimRules::Group* VictimRules::Find(const std::string& key) const {
   return it == groups_.end() ? nullptr : &it->second;
 }
 
+const VictimRules::Group* VictimRules::FindOf(const PodInfo& pod) const {
+  if (pod.group_kind == PodInfo::GroupKind::kNone || pod.pod_group.empty()) return nullptr;
+  auto it = by_member_.find(PodGroupRef{pod.group_kind, pod.namespace_name, pod.pod_group});
+  return it == by_member_.end() ? nullptr : it->second;
+}
+
 std::string VictimRules::GroupOf(const PodInfo& pod) const {
   if (pod.group_kind == PodInfo::GroupKind::kNone || pod.pod_group.empty()) return {};
   return GroupUnitKey(pod.group_kind, pod.namespace_name, pod.pod_group).ToString();
@@ -41,7 +53,7 @@ std::string VictimRules::GroupOf(const PodInfo& pod) const {
 
 VictimRules::Unit VictimRules::UnitOf(const PodInfo& pod) const {
   if (pod.priority >= priority_ || exclude_.contains(pod.uid)) return Unit::kNever;
-  const Group* group = Find(GroupOf(pod));
+  const Group* group = FindOf(pod);
   if (group == nullptr || group->spec == nullptr) return Unit::kPod;
   const GangSpec& spec = *group->spec;
   if (spec.preemptibility == Preemptibility::kNonPreemptible) return Unit::kNever;

@@ -29,6 +29,8 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/gang.h"
@@ -50,6 +52,9 @@ class VictimRules final : public plugins::VictimPolicy {
   // `exclude`: uids that are never victims (the preemptor's own members).
   VictimRules(const Snapshot& snapshot, const GangTracker& gangs, int32_t preemptor_priority,
               std::set<std::string> exclude = {});
+  // by_member_ points into groups_.
+  VictimRules(const VictimRules&) = delete;
+  VictimRules& operator=(const VictimRules&) = delete;
 
   // kNever also for pods not below the preemptor's priority or excluded.
   Unit UnitOf(const PodInfo& pod) const;
@@ -79,10 +84,28 @@ class VictimRules final : public plugins::VictimPolicy {
     bool whole_allowed = false;
   };
   const Group* Find(const std::string& key) const;
+  // A member's group without building its key: what a preemption attempt
+  // does once per pod of the cluster and per candidate.
+  struct PodGroupRef {
+    PodInfo::GroupKind kind;
+    std::string_view ns;
+    std::string_view name;
+    bool operator==(const PodGroupRef&) const = default;
+  };
+  struct PodGroupRefHash {
+    size_t operator()(const PodGroupRef& r) const noexcept {
+      const size_t h = std::hash<std::string_view>{}(r.ns);
+      return (h * 31 + std::hash<std::string_view>{}(r.name)) * 31 + static_cast<size_t>(r.kind);
+    }
+  };
+  const Group* FindOf(const PodInfo& pod) const;
 
   int32_t priority_;
   std::set<std::string> exclude_;
   std::map<std::string, Group> groups_;  // by unit key
+  // The same groups by their members' fields; the views point into a
+  // member's PodInfo, which the group's `pods` keep alive.
+  std::unordered_map<PodGroupRef, Group*, PodGroupRefHash> by_member_;
 };
 
 }  // namespace copse::scheduler
