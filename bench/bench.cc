@@ -21,7 +21,7 @@ std::span<const Scenario> Scenarios() {
   static const std::array<Scenario, 11> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
-       &RunApiServerBench},
+       &RunApiServerBench, false, false},
       {"basic",
        "scheduler_perf SchedulingBasic: 5,000 nodes, 1,000 init + 10,000 measured pods, end to end",
        &RunBasicBench, true},
@@ -43,14 +43,14 @@ std::span<const Scenario> Scenarios() {
       {"grove",
        "500 disaggregated PodCliqueSets on 2,000 nodes x 8 GPUs: Grove operator + copse, end to "
        "end",
-       &RunGroveBench},
+       &RunGroveBench, false, false},
       {"quality",
        "200 small GPU clusters, gangs all at once: copse's gangs placed against the exact "
        "optimum and first fit, stranded GPUs",
-       &RunQualityBench},
+       &RunQualityBench, false, false},
       {"quality-burst",
        "quality with the gang burst window on (100 ms): gangs of a burst ordered to place more",
-       &RunQualityBurstBench},
+       &RunQualityBurstBench, false, false},
       {"scale",
        "50,000 nodes in zones, blocks and racks; 500,000 pods (70% single, 30% in gangs of 8-64 "
        "with a required rack), end to end; peak RSS and RSS per node and per pod",

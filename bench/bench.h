@@ -38,6 +38,11 @@ struct BenchOptions {
   // apiserver: the embedded store on this data directory (apiserver/commit_log.h),
   // so every write waits for its fsync'd batch; "" keeps it in memory.
   std::string data_dir;
+  // The in-process scheduler's configuration file (as `copse run --config`
+  // reads it); "" runs copse's default profile. It must have a profile for
+  // the pods' schedulerName. Scenarios that start copse through the harness
+  // (basic, gang, gang-large, gang-preempt, topology, topology-large, scale).
+  std::string scheduler_config;
   // quality: one line per instance on stderr (its gangs, copse's placement,
   // the optimum and first fit), to find where copse loses.
   bool detail = false;
@@ -90,7 +95,8 @@ struct Scenario {
   std::string_view name;
   std::string_view summary;
   std::function<Result<BenchResult>(const BenchOptions&, Progress&)> run;
-  bool external = false;  // runs against --kubeconfig servers too
+  bool external = false;     // runs against --kubeconfig servers too
+  bool takes_config = true;  // its scheduler can be configured (--config)
 };
 
 std::span<const Scenario> Scenarios();

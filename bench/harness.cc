@@ -23,6 +23,9 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "plugins/defaults/defaults.h"
+#include "plugins/framework/registry.h"
+#include "scheduler/config/config.h"
+#include "scheduler/options_from_config.h"
 #include "scheduler/scheduler.h"
 
 namespace copse::bench {
@@ -430,7 +433,27 @@ Status Harness::Setup(Progress& progress) {
     if (!sc.ok()) return sc.error();
     sched_client_ = *sc;
     scheduler::SchedulerOptions so;
-    so.profiles.push_back(plugins::DefaultProfile(scheduler_name_));
+    if (!options_.scheduler_config.empty()) {
+      plugins::Registry registry;
+      if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok()) return s.error();
+      auto cfg = scheduler::config::LoadSchedulerConfigFile(options_.scheduler_config, registry);
+      if (!cfg.ok()) {
+        return MakeError(ErrorCode::kInvalid,
+                         "--config " + options_.scheduler_config + ": " + cfg.error().message);
+      }
+      so = scheduler::SchedulerOptionsFromConfig(*cfg);
+      if (so.profiles.empty()) so.profiles.push_back(plugins::DefaultProfile(scheduler_name_));
+      const bool named = std::any_of(
+          so.profiles.begin(), so.profiles.end(),
+          [&](const plugins::Profile& p) { return p.scheduler_name == scheduler_name_; });
+      if (!named) {
+        return MakeError(ErrorCode::kInvalid, "--config " + options_.scheduler_config +
+                                                  ": no profile has schedulerName " +
+                                                  scheduler_name_ + ", the pods' schedulerName");
+      }
+    } else {
+      so.profiles.push_back(plugins::DefaultProfile(scheduler_name_));
+    }
     if (spec_.scheduler_options) spec_.scheduler_options(so);
     auto created = scheduler::Scheduler::Create(sched_client_, so);
     if (!created.ok()) return created.error();

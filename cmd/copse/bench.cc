@@ -42,6 +42,9 @@ int RunBench(int argc, char** argv) {
       "the pods' schedulerName (default copse-scheduler; default-scheduler with --scheduler "
       "external)")("scheduler-pid", po::value(&options.scheduler_pid),
                    "pid of the external scheduler, for its CPU figure")(
+      "config", po::value(&options.scheduler_config),
+      "the in-process scheduler's configuration file (as copse run --config); default: copse's "
+      "default profile")(
       "data-dir", po::value(&options.data_dir),
       "apiserver: keep the embedded store in this (new) directory, as copse local --data-dir "
       "does")("detail", po::bool_switch(&options.detail),
@@ -88,6 +91,12 @@ int RunBench(int argc, char** argv) {
     if (!options.kubeconfig.empty() && !s.external) {
       std::cerr << "copse bench " << scenario
                 << ": --kubeconfig: this scenario runs only against the embedded API server "
+                   "(see bench/README.md)\n";
+      return 2;
+    }
+    if (!options.scheduler_config.empty() && (!s.takes_config || options.scheduler != "copse")) {
+      std::cerr << "copse bench " << scenario
+                << ": --config: only for scenarios that start copse's scheduler in-process "
                    "(see bench/README.md)\n";
       return 2;
     }

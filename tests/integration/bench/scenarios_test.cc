@@ -10,10 +10,12 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "bench/bench.h"
 #include "bench/harness.h"
+#include "tests/support/paths.h"
 
 namespace copse::bench {
 namespace {
@@ -130,6 +132,49 @@ TEST(BenchScenarios, GangTimesOutWhenGangsCannotFit) {
   EXPECT_LT(r->pods_bound, r->pods);
   EXPECT_EQ(json::parse(ToJson(*r))["timed_out"], true);
   ExpectInvariants(*r, 40, 3);
+}
+
+// --config configures the in-process scheduler. One 256-pod gang of 1-GPU
+// pods on 100 nodes of 8 GPUs, after 512 warm-up pods: copse's default packs
+// GPU pods (the gang fills 32 nodes), the example spread config (LeastAllocated
+// for accelerators too) puts them on the emptiest nodes, all over the cluster.
+TEST(BenchScenarios, ConfigChoosesTheSchedulerProfile) {
+  auto nodes_of_gang = [](const BenchResult& r) {
+    std::set<std::string> nodes;
+    for (const auto& [pod, node] : r.placement) {
+      if (pod.starts_with("large-")) nodes.insert(node);
+    }
+    return nodes.size();
+  };
+  BenchOptions o;
+  o.nodes = 100;
+  o.pods = 256;
+  auto packed = RunScenario("gang-large", o);
+  ASSERT_TRUE(packed.ok()) << packed.error().ToString();
+  ExpectContract(*packed, true);
+  ExpectInvariants(*packed, 8, 256);
+  o.scheduler_config = std::string(COPSE_SOURCE_DIR) + "/deploy/examples/traces/spread.yaml";
+  auto spread = RunScenario("gang-large", o);
+  ASSERT_TRUE(spread.ok()) << spread.error().ToString();
+  ExpectContract(*spread, true);
+  ExpectInvariants(*spread, 8, 256);
+  EXPECT_LE(nodes_of_gang(*packed), 34u);
+  EXPECT_GE(nodes_of_gang(*spread), 60u);
+
+  // A file without a profile for the pods' schedulerName is refused, by name.
+  const std::string other = ::testing::TempDir() + "copse-bench-other-profile.yaml";
+  {
+    std::ofstream out(other);
+    out << "apiVersion: copse.dev/v1alpha1\nkind: CopseSchedulerConfiguration\n"
+           "profiles:\n  - schedulerName: someone-else\n";
+  }
+  o.scheduler_config = other;
+  auto refused = RunScenario("gang-large", o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("no profile has schedulerName copse-scheduler"),
+            std::string::npos)
+      << refused.error().message;
+  std::remove(other.c_str());
 }
 
 TEST(BenchScenarios, GangPreempt) {
