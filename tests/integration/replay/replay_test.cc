@@ -44,6 +44,27 @@ Trace ParseText(const std::string& text) {
   return t.ok() ? *t : Trace{};
 }
 
+Trace SynthTrace(const SynthOptions& o) {
+  std::ostringstream text;
+  EXPECT_TRUE(WriteSynthTrace(o, text).ok());
+  return ParseText(text.str());
+}
+
+// Every pod's decision (node and bind time) is the same in both.
+void ExpectSameDecisions(const ConfigResult& a, const ConfigResult& b) {
+  ASSERT_EQ(a.decisions.size(), b.decisions.size());
+  int64_t differing = 0;
+  for (size_t i = 0; i < a.decisions.size() && differing <= 10; ++i) {
+    const Decision& x = a.decisions[i];
+    const Decision& y = b.decisions[i];
+    if (x.pod != y.pod || x.node != y.node || x.bound_ms != y.bound_ms) {
+      ++differing;
+      ADD_FAILURE() << x.pod << ": " << x.node << "@" << x.bound_ms << " (" << a.name << ") vs "
+                    << y.pod << ": " << y.node << "@" << y.bound_ms << " (" << b.name << ")";
+    }
+  }
+}
+
 void ExpectInvariants(const ConfigResult& r) {
   EXPECT_EQ(r.gangs_partial, 0) << r.name << ": a gang bound below its minimum";
   EXPECT_EQ(r.max_nodes_over_allocatable, 0) << r.name << ": a node held more than allocatable";
@@ -61,9 +82,7 @@ TEST(ReplayTest, TheSameTraceTwiceGivesIdenticalDecisions) {
   o.duration = std::chrono::minutes(90);
   o.jobs_per_hour = 60;
   o.median_runtime = std::chrono::minutes(15);
-  std::ostringstream text;
-  ASSERT_TRUE(WriteSynthTrace(o, text).ok());
-  const Trace trace = ParseText(text.str());
+  const Trace trace = SynthTrace(o);
   const ReplayConfig config = ConfigFile("pack.yaml");
   ReplayOptions options;
   Result<ConfigResult> first = ReplayTrace(trace, config, options);
@@ -75,19 +94,7 @@ TEST(ReplayTest, TheSameTraceTwiceGivesIdenticalDecisions) {
   EXPECT_GT(first->pods_placed, first->pods / 2);
   EXPECT_GT(first->gangs_placed, 0);
   ExpectInvariants(*first);
-  ASSERT_EQ(first->decisions.size(), second->decisions.size());
-  int64_t differing = 0;
-  for (size_t i = 0; i < first->decisions.size(); ++i) {
-    const Decision& a = first->decisions[i];
-    const Decision& b = second->decisions[i];
-    EXPECT_EQ(a.pod, b.pod);
-    if (a.node != b.node || a.bound_ms != b.bound_ms) {
-      ++differing;
-      ADD_FAILURE() << a.pod << ": " << a.node << "@" << a.bound_ms << " vs " << b.node << "@"
-                    << b.bound_ms;
-      if (differing > 10) break;
-    }
-  }
+  ExpectSameDecisions(*first, *second);
   EXPECT_EQ(first->gpus_used.size(), second->gpus_used.size());
   const Comparison c = Compare({*first, *second});
   EXPECT_EQ(c.differing, 0);
@@ -106,9 +113,7 @@ TEST(ReplayTest, QuietEndsInOneStepChangeNoDecision) {
   o.jobs_per_hour = 40;
   o.diurnal_amplitude = 0.9;  // busy and quiet stretches
   o.median_runtime = std::chrono::minutes(10);
-  std::ostringstream text;
-  ASSERT_TRUE(WriteSynthTrace(o, text).ok());
-  const Trace trace = ParseText(text.str());
+  const Trace trace = SynthTrace(o);
   const ReplayConfig config = ConfigFile("pack.yaml");
   ReplayOptions batched;
   ReplayOptions stepwise;
@@ -122,17 +127,7 @@ TEST(ReplayTest, QuietEndsInOneStepChangeNoDecision) {
   ASSERT_GT(a->pods, 50);
   EXPECT_GT(a->wait_all.p99_ms, 0) << "the trace never made a pod wait: nothing is tested";
   EXPECT_LT(a->steps, b->steps) << "no ends were batched";
-  ASSERT_EQ(a->decisions.size(), b->decisions.size());
-  int64_t differing = 0;
-  for (size_t i = 0; i < a->decisions.size() && differing <= 10; ++i) {
-    const Decision& x = a->decisions[i];
-    const Decision& y = b->decisions[i];
-    if (x.pod != y.pod || x.node != y.node || x.bound_ms != y.bound_ms) {
-      ++differing;
-      ADD_FAILURE() << x.pod << ": " << x.node << "@" << x.bound_ms << " batched, " << y.pod << ": "
-                    << y.node << "@" << y.bound_ms << " step by step";
-    }
-  }
+  ExpectSameDecisions(*a, *b);
   EXPECT_NEAR(a->mean_gpu_utilization, b->mean_gpu_utilization, 1e-9);
   EXPECT_NEAR(a->mean_stranded_gpus, b->mean_stranded_gpus, 1e-9);
 }
