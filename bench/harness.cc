@@ -318,6 +318,27 @@ Result<std::unique_ptr<Harness>> Harness::Start(const BenchOptions& options,
   return h;
 }
 
+Result<std::unordered_map<std::string, std::string>> Harness::NodeLabelValues(
+    std::string_view label) const {
+  auto shape = ParseResourceList(spec_.node_shape);
+  if (!shape.ok()) return shape.error();
+  auto topology = api::ParseTopology(spec_.topology);
+  if (!topology.ok()) return topology.error();
+  auto nodes =
+      api::MakeSyntheticNodes(static_cast<int>(spec_.nodes), *shape, *topology, node_prefix_);
+  if (!nodes.ok()) return nodes.error();
+  std::unordered_map<std::string, std::string> out;
+  out.reserve(nodes->size());
+  for (const std::string& node : *nodes) {
+    const nlohmann::json j = nlohmann::json::parse(node);
+    const nlohmann::json& labels = j["metadata"]["labels"];
+    auto value = labels.find(std::string(label));
+    out[j["metadata"]["name"].get<std::string>()] =
+        value != labels.end() && value->is_string() ? value->get<std::string>() : "";
+  }
+  return out;
+}
+
 Status Harness::Setup(Progress& progress) {
   auto shape = ParseResourceList(spec_.node_shape);
   if (!shape.ok()) return shape.error();

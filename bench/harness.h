@@ -136,6 +136,10 @@ class Harness {
   int64_t nodes() const { return spec_.nodes; }
   // Node names are <prefix>-<k>, k = 1..nodes.
   const std::string& node_prefix() const { return node_prefix_; }
+  // The value of `label` (e.g. copse.dev/rack) on each synthetic node, by
+  // node name: the nodes Setup made, made again from the spec.
+  Result<std::unordered_map<std::string, std::string>> NodeLabelValues(
+      std::string_view label) const;
 
   // POSTs every body to `ref` in `ns` from options.connections concurrent
   // requests; for pods, `created` (when not null) gets each pod's name and

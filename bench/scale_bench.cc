@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -165,9 +166,23 @@ Result<BenchResult> RunScaleBench(const BenchOptions& options, Progress& progres
     const int64_t bound = it == by_gang.end() ? 0 : it->second;
     partial += bound != 0 && bound != u.size;
   }
+  // The required rack: every bound gang's members share one rack.
+  auto rack_of = h.NodeLabelValues(kScaleRackLabel);
+  if (!rack_of.ok()) return rack_of.error();
+  std::map<std::string, std::set<std::string>> racks_of_gang;
+  for (const auto& [pod, node] : result.placement) {
+    if (!pod.starts_with("gang-")) continue;
+    auto rack = rack_of->find(node);
+    racks_of_gang[pod.substr(0, pod.rfind('-'))].insert(rack == rack_of->end() ? "" : rack->second);
+  }
+  int64_t outside_one_rack = 0;
+  for (const auto& [gang, racks] : racks_of_gang) {
+    outside_one_rack += racks.size() != 1 || racks.begin()->empty();
+  }
   result.extras["gangs"] = static_cast<double>(gangs);
   result.extras["single_pods"] = static_cast<double>(single);
   result.extras["gangs_partially_bound"] = static_cast<double>(partial);
+  result.extras["gangs_outside_one_rack"] = static_cast<double>(outside_one_rack);
   result.extras["create_seconds"] = create_seconds;
   result.extras["seconds_to_all_bound"] = seconds;
   result.extras["rss_per_node_bytes"] =
@@ -183,6 +198,14 @@ Result<BenchResult> RunScaleBench(const BenchOptions& options, Progress& progres
       !result.timed_out && result.pods_bound == pods && seconds <= 60;
   result.targets["peak RSS <= 8 GiB"] = result.peak_rss_bytes <= (int64_t{8} << 30);
   result.targets["no gang partially bound"] = partial == 0;
+  result.targets["every gang in one rack"] = outside_one_rack == 0;
+  if (partial > 0) {
+    result.failures.push_back(std::to_string(partial) + " gangs partially bound");
+  }
+  if (outside_one_rack > 0) {
+    result.failures.push_back(std::to_string(outside_one_rack) +
+                              " gangs bound outside one rack (they require one)");
+  }
   return result;
 }
 

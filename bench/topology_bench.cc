@@ -141,21 +141,10 @@ Result<BenchResult> RunTopologyBench(const BenchOptions& options, Progress& prog
   if (!started.ok()) return started.error();
   Harness& h = **started;
   Timeline& watcher = h.timeline();
-  // The racks the harness's nodes are in (the same synthetic nodes again).
-  std::unordered_map<std::string, std::string> rack_of;
-  {
-    auto shape = ParseResourceList(spec.node_shape);
-    auto topology = api::ParseTopology(spec.topology);
-    if (!shape.ok() || !topology.ok()) return MakeError(ErrorCode::kInternal, "node shape");
-    auto node_objects =
-        api::MakeSyntheticNodes(static_cast<int>(nodes), *shape, *topology, h.node_prefix());
-    if (!node_objects.ok()) return node_objects.error();
-    for (const std::string& node : *node_objects) {
-      const json j = json::parse(node);
-      rack_of[j["metadata"]["name"].get<std::string>()] =
-          j["metadata"]["labels"].value(kRackLabel, "");
-    }
-  }
+  // The racks the harness's nodes are in.
+  auto rack_labels = h.NodeLabelValues(kRackLabel);
+  if (!rack_labels.ok()) return rack_labels.error();
+  std::unordered_map<std::string, std::string>& rack_of = *rack_labels;
   const auto timeout =
       std::chrono::seconds(options.timeout_seconds > 0 ? options.timeout_seconds : 600);
   if (Status s = CreateGangs(h, "init", kWarmupGangs, nullptr, progress); !s.ok()) {
@@ -375,24 +364,12 @@ Result<BenchResult> RunTopologyLargeBench(const BenchOptions& options, Progress&
   Harness& h = **started;
   Timeline& watcher = h.timeline();
 
-  std::unordered_map<std::string, std::string> rack_of;
-  std::unordered_map<std::string, std::string> block_of;
-  {
-    auto shape = ParseResourceList(kLargeNodeShape);
-    if (!shape.ok()) return shape.error();
-    auto topology = api::ParseTopology(spec.topology);
-    if (!topology.ok()) return topology.error();
-    auto node_objects =
-        api::MakeSyntheticNodes(static_cast<int>(nodes), *shape, *topology, h.node_prefix());
-    if (!node_objects.ok()) return node_objects.error();
-    const std::string block_label(api::TopologyLabelKey("block"));
-    for (const std::string& node : *node_objects) {
-      const json j = json::parse(node);
-      const std::string name = j["metadata"]["name"].get<std::string>();
-      rack_of[name] = j["metadata"]["labels"].value(kRackLabel, "");
-      block_of[name] = j["metadata"]["labels"].value(block_label, "");
-    }
-  }
+  auto rack_labels = h.NodeLabelValues(kRackLabel);
+  if (!rack_labels.ok()) return rack_labels.error();
+  std::unordered_map<std::string, std::string>& rack_of = *rack_labels;
+  auto block_labels = h.NodeLabelValues(api::TopologyLabelKey("block"));
+  if (!block_labels.ok()) return block_labels.error();
+  std::unordered_map<std::string, std::string>& block_of = *block_labels;
 
   // Measured from before the first create: every gang's pods, then every
   // gang's PodGroup, over HTTP. A copse PodGroup's phase is only meaningful

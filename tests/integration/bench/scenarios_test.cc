@@ -286,6 +286,18 @@ TEST(BenchScenarios, Scale) {
   EXPECT_FALSE(per_gang.empty()) << "30% of the pods are in gangs";
   for (const auto& [gang, n] : per_gang) EXPECT_GE(n, 8) << gang;
   EXPECT_EQ(r->extras.at("gangs_partially_bound"), 0);
+  EXPECT_EQ(r->extras.at("gangs_outside_one_rack"), 0);
+  EXPECT_TRUE(r->failures.empty());
+  // The rack each gang requires, checked here from the placements too: 50
+  // nodes in racks of 5 (node-1..5 rack 0, ...), as apiserver/synthetic.h
+  // numbers them.
+  std::map<std::string, std::set<int64_t>> racks;
+  for (const auto& [pod, node] : r->placement) {
+    if (!pod.starts_with("gang-")) continue;
+    const int64_t k = std::stoll(node.substr(node.rfind('-') + 1));
+    racks[pod.substr(0, pod.rfind('-'))].insert((k - 1) / 5);
+  }
+  for (const auto& [gang, set] : racks) EXPECT_EQ(set.size(), 1u) << gang << " spans racks";
   EXPECT_GT(r->extras.at("rss_per_pod_bytes"), 0);
 }
 
