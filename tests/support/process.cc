@@ -130,9 +130,10 @@ int Process::Wait() {
       waitpid(pid_, &status, 0);
       break;
     }
-    std::string ignored;
     ReadSome(fd_, &seen_, std::chrono::milliseconds(50));  // drain while waiting
   }
+  // What it wrote just before it exited is still in the pipe.
+  Drain();
   pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
