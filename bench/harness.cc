@@ -23,8 +23,6 @@
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
 #include "plugins/defaults/defaults.h"
-#include "plugins/framework/registry.h"
-#include "scheduler/config/config.h"
 #include "scheduler/options_from_config.h"
 #include "scheduler/scheduler.h"
 
@@ -455,14 +453,12 @@ Status Harness::Setup(Progress& progress) {
     sched_client_ = *sc;
     scheduler::SchedulerOptions so;
     if (!options_.scheduler_config.empty()) {
-      plugins::Registry registry;
-      if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok()) return s.error();
-      auto cfg = scheduler::config::LoadSchedulerConfigFile(options_.scheduler_config, registry);
-      if (!cfg.ok()) {
+      auto loaded = scheduler::LoadSchedulerOptionsFile(options_.scheduler_config);
+      if (!loaded.ok()) {
         return MakeError(ErrorCode::kInvalid,
-                         "--config " + options_.scheduler_config + ": " + cfg.error().message);
+                         "--config " + options_.scheduler_config + ": " + loaded.error().message);
       }
-      so = scheduler::SchedulerOptionsFromConfig(*cfg);
+      so = std::move(loaded).value();
       if (so.profiles.empty()) so.profiles.push_back(plugins::DefaultProfile(scheduler_name_));
       const bool named = std::any_of(
           so.profiles.begin(), so.profiles.end(),

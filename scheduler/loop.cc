@@ -130,10 +130,11 @@ void SchedulerLoop::Run(const std::function<bool()>& synced) {
       cycle_credits_.store(0);  // granted, but the unit it was for is gone
     }
     const Clock::TimePoint now = clock_.Now();
-    const Clock::TimePoint due = NextDue();
+    const Dues dues = NextDues();
+    const Clock::TimePoint due = dues.any;
     if (due > now) {
       next_due_ns_.store(due.time_since_epoch().count());
-      next_decision_due_ns_.store(NextDue(/*decisions_only=*/true).time_since_epoch().count());
+      next_decision_due_ns_.store(dues.decisions.time_since_epoch().count());
       asleep_.store(true);
     }
     // The injected clock may be a FakeClock that tests move without telling
@@ -228,23 +229,27 @@ SchedulerLoop::Sleep SchedulerLoop::sleep() const {
   return out;
 }
 
-Clock::TimePoint SchedulerLoop::NextDue(bool decisions_only) const {
-  Clock::TimePoint due = Clock::TimePoint::max();
-  // The flush moves unschedulable pods only: with none, it cannot decide anything.
-  if (!decisions_only || queue_.PendingPods().unschedulable > 0) {
-    due = last_unschedulable_flush_ + options_.unschedulable_flush_interval;
-  }
+SchedulerLoop::Dues SchedulerLoop::NextDues() const {
+  Dues dues;
+  Clock::TimePoint& decisions = dues.decisions;
   if (std::optional<Clock::TimePoint> backoff = queue_.NextBackoffExpiry()) {
-    due = std::min(due, *backoff);
+    decisions = std::min(decisions, *backoff);
   }
   if (std::optional<Clock::TimePoint> recovery = recovery_.NextDue()) {
-    due = std::min(due, *recovery);
+    decisions = std::min(decisions, *recovery);
   }
-  if (hold_until_.has_value()) due = std::min(due, *hold_until_);
-  if (decisions_only) return due;
-  if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) due = std::min(due, *report);
-  if (options_.metrics != nullptr) due = std::min(due, last_metrics_update_ + kMetricsInterval);
-  return due;
+  if (hold_until_.has_value()) decisions = std::min(decisions, *hold_until_);
+  const Clock::TimePoint flush = last_unschedulable_flush_ + options_.unschedulable_flush_interval;
+  // The flush moves unschedulable pods only: with none, it cannot decide anything.
+  if (queue_.PendingPods().unschedulable > 0) decisions = std::min(decisions, flush);
+  dues.any = std::min(decisions, flush);
+  if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) {
+    dues.any = std::min(dues.any, *report);
+  }
+  if (options_.metrics != nullptr) {
+    dues.any = std::min(dues.any, last_metrics_update_ + kMetricsInterval);
+  }
+  return dues;
 }
 
 void SchedulerLoop::RunCycle(const queue::PoppedUnit& unit, std::span<const NodePods> steer) {

@@ -94,7 +94,7 @@ class SchedulerLoop {
     bool current = false;   // no Wake() since the loop's last iteration began
     bool runnable = false;  // when it went to sleep, a unit was ready to run (paused)
     Clock::TimePoint next_due{};
-    Clock::TimePoint next_decision_due{};  // NextDue(decisions_only)
+    Clock::TimePoint next_decision_due{};  // NextDues().decisions
   };
   Sleep sleep() const;
 
@@ -119,11 +119,15 @@ class SchedulerLoop {
   void ApplyInbox();
   void RunTimers();
   // The next timer on the injected clock.
-  // The loop's next timer. `decisions_only`: only the timers that can place
-  // or evict (backoff expiry, the unschedulable flush while pods are
-  // unschedulable, gang recovery, a burst window), not status reports or
-  // metrics; TimePoint::max() when none is set.
-  Clock::TimePoint NextDue(bool decisions_only = false) const;
+  // The loop's next timer (`any`), and of those the next that can place or
+  // evict (`decisions`: backoff expiry, the unschedulable flush while pods
+  // are unschedulable, gang recovery, a burst window; not status reports or
+  // metrics; TimePoint::max() when none is set).
+  struct Dues {
+    Clock::TimePoint any = Clock::TimePoint::max();
+    Clock::TimePoint decisions = Clock::TimePoint::max();
+  };
+  Dues NextDues() const;
   // `steer`: a BurstPlan's nodes for a pod group (WorkloadCycle::Run).
   void RunCycle(const queue::PoppedUnit& unit, std::span<const NodePods> steer = {});
   // Pops the pod groups of the head's priority and runs them in burst_'s order.

@@ -2,10 +2,20 @@
 
 #include <chrono>
 
+#include "plugins/defaults/defaults.h"
+#include "plugins/framework/registry.h"
 #include "scheduler/config/config.h"
 #include "scheduler/scheduler.h"
 
 namespace copse::scheduler {
+
+Result<SchedulerOptions> LoadSchedulerOptionsFile(const std::string& path) {
+  plugins::Registry registry;
+  if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok()) return s.error();
+  auto cfg = config::LoadSchedulerConfigFile(path, registry);
+  if (!cfg.ok()) return cfg.error();
+  return SchedulerOptionsFromConfig(*cfg);
+}
 
 SchedulerOptions SchedulerOptionsFromConfig(const config::SchedulerConfig& cfg) {
   SchedulerOptions options;

@@ -11,12 +11,9 @@
 
 #include "cmd/copse/commands.h"
 #include "core/log.h"
-#include "plugins/defaults/defaults.h"
-#include "plugins/framework/registry.h"
 #include "replay/replayer.h"
 #include "replay/report.h"
 #include "replay/trace.h"
-#include "scheduler/config/config.h"
 #include "scheduler/options_from_config.h"
 
 namespace copse::cmd {
@@ -80,17 +77,15 @@ int RunReplay(int argc, char** argv) {
   if (speed < 0) return bad("--speed: must not be negative");
   if (step_timeout < 1) return bad("--step-timeout: must be at least 1");
   std::vector<replay::ReplayConfig> replay_configs;
-  plugins::Registry registry;
-  if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok()) return bad(s.error().message);
   for (const std::string& path : configs) {
-    auto cfg = scheduler::config::LoadSchedulerConfigFile(path, registry);
-    if (!cfg.ok()) return bad("--config " + path + ": " + cfg.error().message);
+    auto loaded = scheduler::LoadSchedulerOptionsFile(path);
+    if (!loaded.ok()) return bad("--config " + path + ": " + loaded.error().message);
     replay::ReplayConfig rc;
     rc.name = std::filesystem::path(path).filename().string();
     for (const replay::ReplayConfig& other : replay_configs) {
       if (other.name == rc.name) rc.name = path;  // two files of one name: their paths
     }
-    rc.options = scheduler::SchedulerOptionsFromConfig(*cfg);
+    rc.options = std::move(loaded).value();
     replay_configs.push_back(std::move(rc));
   }
   auto trace = replay::ReadTraceFile(trace_path);
