@@ -277,6 +277,18 @@ auto OnStrand(Connection& conn) { return asio::bind_executor(conn.strand, kUseTu
 // a handler of the strand.
 auto EnterStrand(Connection& conn) { return asio::post(conn.strand, asio::use_awaitable); }
 
+// Send, Open and ResponseStream::ReadSome end on the caller's executor. The
+// exchange runs on the connection's strand (EnterStrand), and a coroutine
+// resumes where it was last run: without the way back, a caller spawned on a
+// strand of its own (an informer) went on running on the connection's strand,
+// in parallel with its own strand's handlers (ThreadSanitizer: Watch::Cancel,
+// posted to the informer's strand by Informer::Stop, against the read that
+// had just resumed, FrameworkIntegration.TheProfilesQueueSortOrdersThePops).
+// A dispatch: free when the caller's executor is the plain io_context.
+auto BackToCaller(const asio::any_io_executor& caller) {
+  return asio::dispatch(caller, asio::use_awaitable);
+}
+
 struct HttpResult {
   error_code ec;
   const char* stage = "";
@@ -1133,12 +1145,15 @@ void ResponseStream::Cancel() { PostToConnection(state_, false); }
 asio::awaitable<ResponseStream::ReadResult> ResponseStream::ReadSome(
     char* data, size_t size, std::chrono::milliseconds idle_timeout) {
   std::shared_ptr<State> self = state_;
+  const asio::any_io_executor caller = co_await asio::this_coro::executor;
   ReadResult out;
   auto& body = self->parser->get().body();
   body.data = data;
   body.size = size;
   error_code ec = co_await State::ReadSome(*self, idle_timeout);
   out.bytes = size - body.size;
+  const bool done = !ec && self->parser->is_done();
+  co_await BackToCaller(caller);
   if (ec == http::error::need_buffer) ec = {};
   if (ec) {
     if (IsTimeout(ec)) {
@@ -1150,7 +1165,7 @@ asio::awaitable<ResponseStream::ReadResult> ResponseStream::ReadSome(
     }
     co_return out;
   }
-  if (self->parser->is_done()) {
+  if (done) {
     out.end = true;
     PostToConnection(self, true);
   }
@@ -1222,11 +1237,17 @@ Result<std::shared_ptr<HttpClient>> HttpClient::Create(ClientOptions options,
 }
 
 asio::awaitable<Result<ClientResponse>> HttpClient::Send(ClientRequest request) {
-  return Impl::Send(impl_, std::move(request));
+  const asio::any_io_executor caller = co_await asio::this_coro::executor;
+  Result<ClientResponse> response = co_await Impl::Send(impl_, std::move(request));
+  co_await BackToCaller(caller);
+  co_return response;
 }
 
 asio::awaitable<Result<OpenedStream>> HttpClient::Open(ClientRequest request) {
-  return Impl::Open(impl_, std::move(request));
+  const asio::any_io_executor caller = co_await asio::this_coro::executor;
+  Result<OpenedStream> opened = co_await Impl::Open(impl_, std::move(request));
+  co_await BackToCaller(caller);
+  co_return opened;
 }
 
 const ClientOptions& HttpClient::options() const { return impl_->config; }
