@@ -75,6 +75,7 @@ class LabelColumn {
 };
 
 class Snapshot;
+class PendingRequests;
 
 // A label column borrowed from the snapshot when the key is indexed, or built
 // (O(nodes), allocating) for this cycle when it is not. Cheap to copy.
@@ -190,6 +191,14 @@ class Snapshot {
   }
   std::span<const PodDisruptionBudgetInfo> pdbs() const noexcept { return pdbs_; }
 
+  // What the waiting pods request (core/pending_requests.h), or null when
+  // unknown (a snapshot outside a scheduler). Set by the scheduler, which
+  // owns it; copies share it.
+  const PendingRequests* pending_requests() const noexcept { return pending_requests_; }
+  void set_pending_requests(const PendingRequests* pending) noexcept {
+    pending_requests_ = pending;
+  }
+
  private:
   void Resize(size_t num_nodes);
   void EnsureResourceColumns(size_t count);
@@ -227,6 +236,7 @@ class Snapshot {
   std::vector<std::pair<std::string, LabelColumn>> label_columns_;
   std::map<std::string, Labels, std::less<>> namespaces_;
   std::vector<PodDisruptionBudgetInfo> pdbs_;
+  const PendingRequests* pending_requests_ = nullptr;
 };
 
 }  // namespace copse

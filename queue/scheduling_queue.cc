@@ -187,6 +187,7 @@ QueueLocation SchedulingQueue::UpsertGroup(const UnitKey& key, PodList members) 
     created.profile = ProfileFor(*members.front());
     created.unit.priority = priority;
     created.unit.pods = std::move(members);
+    for (const auto& pod : created.unit.pods) pending_requests_.Add(*pod);
     ResetAsNew(created);
     return MoveToActive(created);
   }
@@ -194,7 +195,9 @@ QueueLocation SchedulingQueue::UpsertGroup(const UnitKey& key, PodList members) 
   if (size_t* count = CountFor(pod_counts_, unit.location)) {
     *count = *count - unit.pods.size() + members.size();
   }
+  for (const auto& pod : unit.pods) pending_requests_.Remove(*pod);
   unit.pods = std::move(members);
+  for (const auto& pod : unit.pods) pending_requests_.Add(*pod);
   unit.priority = priority;
   const ClusterEvent event{EventResource::kUnscheduledPod, kActionUpdateOther};
   const EventObject new_obj(unit.pods.front());
@@ -446,6 +449,7 @@ SchedulingQueue::Entry& SchedulingQueue::NewEntry(std::shared_ptr<const PodInfo>
   entry.unit.key = std::move(key);
   entry.profile = ProfileFor(*pod);
   entry.unit.priority = pod->priority;
+  pending_requests_.Add(*pod);
   entry.unit.pods.push_back(std::move(pod));
   ResetAsNew(entry);
   return entry;
@@ -455,6 +459,7 @@ void SchedulingQueue::EraseEntry(Entry& entry) {
   SetLocation(entry, QueueLocation::kNone);
   auto it = units_.find(UnitKeyRef(entry.unit.key));
   COPSE_CHECK(it != units_.end() && &it->second == &entry) << "erasing an unknown unit";
+  for (const auto& pod : entry.unit.pods) pending_requests_.Remove(*pod);
   units_.erase(it);
 }
 
@@ -475,6 +480,8 @@ void SchedulingQueue::ResetAsNew(Entry& entry) {
 
 void SchedulingQueue::SetPod(Entry& entry, std::shared_ptr<const PodInfo> pod) {
   entry.unit.priority = pod->priority;
+  pending_requests_.Remove(*entry.unit.pods.front());
+  pending_requests_.Add(*pod);
   entry.unit.pods.front() = std::move(pod);
 }
 

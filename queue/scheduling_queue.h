@@ -76,6 +76,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/pending_requests.h"
 #include "core/pod_info.h"
 #include "queue/cluster_event.h"
 #include "queue/indexed_heap.h"
@@ -199,6 +200,9 @@ class SchedulingQueue {
   std::optional<QueuedUnit> Find(const UnitKey& key) const;
   // Keys in one place (activeQ and backoffQ in heap order, not pop order).
   std::vector<UnitKey> List(QueueLocation location) const;
+  // What the queued pods (gang members included, also while in flight)
+  // request, for stranding-aware scoring (core/pending_requests.h).
+  const PendingRequests& pending_requests() const noexcept { return pending_requests_; }
 
  private:
   struct Entry {
@@ -280,6 +284,7 @@ class SchedulingQueue {
   PendingCounts unit_counts_;
   PendingCounts pod_counts_;
   Nominator nominator_;
+  PendingRequests pending_requests_;
   std::vector<Entry*> scratch_;  // candidates of one move, reused
 };
 

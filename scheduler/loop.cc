@@ -74,7 +74,10 @@ SchedulerLoop::SchedulerLoop(const SchedulerOptions& options, const Profiles& pr
       preemption_(writer, queue_, profiles),
       burst_(GangBurstOptions{options.gang_burst_window, options.gang_burst_max_skips, 64,
                               options.gang_burst_plan_budget}),
-      recovery_(options.gang_recovery_timeout) {}
+      recovery_(options.gang_recovery_timeout) {
+  // Stranding-aware accelerator scoring reads what the queue's pods request.
+  env_.snapshot().set_pending_requests(&queue_.pending_requests());
+}
 
 void SchedulerLoop::Stop() {
   stopping_.store(true);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/pending_requests.h"
+
 namespace copse::plugins {
 namespace {
 
@@ -22,6 +24,9 @@ struct ScoredResource {
   Used used = Used::kColumn;
   int64_t pod_request = 0;
   int64_t weight = 0;
+  // Accelerators under MostAllocated: free capacity below this many units
+  // is stranded (no other waiting pod asks for so few); 0: not counted.
+  int64_t strand_below = 0;
 };
 
 struct FitPreScoreState : ClonableState<FitPreScoreState> {
@@ -44,6 +49,24 @@ struct FitPreScoreState : ClonableState<FitPreScoreState> {
 // one is at least 1/y away), so truncating it gives the exact quotient
 // without a data-dependent correction on the hot path. The check behind it
 // never fails for such operands; it keeps the result exact regardless.
+// Free capacity `free` is stranded when 0 < free < strand_below: no waiting
+// pod could use it.
+int64_t Stranded(int64_t free, int64_t strand_below) noexcept {
+  return free > 0 && free < strand_below ? free : 0;
+}
+
+// MostAllocated's allocated amount, less twice what the placement newly
+// strands (or plus twice what it un-strands: a pod that fills free capacity
+// no other waiting pod could use is the best use of it), within
+// [0, capacity]. Twice: a node the pod would leave with stranded units then
+// ranks below one it leaves with usable room, rather than level with it.
+int64_t Unstranded(int64_t allocated, int64_t used, int64_t capacity,
+                   int64_t strand_below) noexcept {
+  const int64_t before = Stranded(capacity - used, strand_below);
+  const int64_t after = Stranded(capacity - allocated, strand_below);
+  return std::clamp<int64_t>(allocated - 2 * (after - before), 0, capacity);
+}
+
 class Divider {
  public:
   int64_t operator()(int64_t x, int64_t y) noexcept {
@@ -246,6 +269,9 @@ Status Fit::PreScore(const PodInfo& pod, const Snapshot& snapshot,
       sr.id = id;
       sr.weight = weight;
       sr.pod_request = request;
+      if (s.type == ScoringStrategyType::kMostAllocated && snapshot.pending_requests() != nullptr) {
+        sr.strand_below = snapshot.pending_requests()->SmallestOther(id, request);
+      }
       s.scored[s.num_scored++] = sr;
     }
     return Status::Success();
@@ -304,6 +330,7 @@ Status Fit::Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
     ScoredResource::Used used;
     int64_t pod_request;
     int64_t weight;
+    int64_t strand_below;
   };
   std::array<Column, kMaxResources> columns;
   size_t num_columns = 0;
@@ -312,9 +339,12 @@ Status Fit::Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
     const std::span<const int64_t> alloc_column = ctx.snapshot.allocatable_column(sr.id);
     if (alloc_column.empty()) continue;
     const std::span<const int64_t> req_column = ctx.snapshot.requested_column(sr.id);
-    columns[num_columns++] =
-        Column{alloc_column.data(), req_column.empty() ? nullptr : req_column.data(), sr.used,
-               sr.pod_request, sr.weight};
+    columns[num_columns++] = Column{alloc_column.data(),
+                                    req_column.empty() ? nullptr : req_column.data(),
+                                    sr.used,
+                                    sr.pod_request,
+                                    sr.weight,
+                                    sr.strand_below};
   }
   std::array<Divider, kMaxResources> by_capacity;
   Divider by_weight_sum;
@@ -348,7 +378,9 @@ Status Fit::Score(const CycleContext& ctx, std::span<const NodeIndex> nodes,
                     : by_capacity[r]((capacity - requested) * kMaxNodeScore, capacity);
       } else {
         // Requests may exceed capacity because pods without requests count with defaults.
-        score = by_capacity[r](std::min(requested, capacity) * kMaxNodeScore, capacity);
+        int64_t allocated = std::min(requested, capacity);
+        if (c.strand_below > 0) allocated = Unstranded(allocated, used, capacity, c.strand_below);
+        score = by_capacity[r](allocated * kMaxNodeScore, capacity);
       }
       node_score += score * c.weight;
       weight_sum += c.weight;

@@ -24,6 +24,15 @@
 //   leave whole nodes free; CPU-only pods keep scoringStrategy (kube's
 //   LeastAllocated). acceleratorStrategy.type None scores every pod by
 //   scoringStrategy, as kube-scheduler does.
+//   Stranding (MostAllocated accelerators, when the snapshot knows what the
+//   waiting pods request, core/pending_requests.h): free accelerators fewer
+//   than the smallest request of every other waiting pod are stranded. The
+//   node's allocated amount loses twice what placing the pod there newly
+//   strands and gains twice what it un-strands (clamped to 0..capacity):
+//   with 2-GPU pods waiting, a 2-GPU pod takes a node with 4 free (75) over
+//   one with 3 free (62, 1 GPU left that nobody can use); with 4-GPU pods
+//   waiting, it takes the node with 3 free (100: those 3 were of no use to
+//   them) and leaves one with 6 free (50) for them.
 //
 // Thread-safety: immutable after construction; per-cycle data in CycleState.
 

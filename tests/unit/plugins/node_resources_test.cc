@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/pending_requests.h"
 #include "plugins/balanced_allocation/balanced_allocation.h"
 #include "plugins/node_resources_fit/fit.h"
 #include "plugins/node_resources_fit/resource_allocation.h"
@@ -248,6 +249,54 @@ TEST(FitScoringTest, AcceleratorPodsPackCpuPodsSpread) {
   // nvidia.com/gpu is not an accelerator here: scored like a CPU pod (cpu + memory).
   const std::vector<int64_t> as_cpu = RunScore(*fpga_only, *gpu, c.snapshot()).scores;
   EXPECT_GT(as_cpu[0], as_cpu[2]);
+}
+
+// Stranding: free GPUs fewer than every other waiting pod asks are of no
+// use. A 2-GPU pod on nodes with 2, 3, 4, 5 and 8 GPUs free.
+TEST(FitScoringTest, AcceleratorScoreCountsWhatNoWaitingPodCanUse) {
+  Cluster c;
+  const std::vector<std::pair<const char*, const char*>> used = {
+      {"free-2", "6"}, {"free-3", "5"}, {"free-4", "4"}, {"free-5", "3"}, {"free-8", "0"}};
+  for (const auto& [name, gpus] : used) {
+    c.AddNode(name,
+              {{"cpu", "8000m"}, {"memory", "16Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}});
+    if (std::string(gpus) != "0") {
+      c.AddPod(name, PodBuilder(std::string("u-") + name)
+                         .Requests(c.names, {{"cpu", "100m"}, {"nvidia.com/gpu", gpus}})
+                         .Obj());
+    }
+  }
+  auto plugin = MakePlugin(&Fit::Create);
+  auto pod = PodBuilder("p").Requests(c.names, {{"cpu", "100m"}, {"nvidia.com/gpu", "2"}}).Obj();
+  Snapshot& snapshot = c.mutable_snapshot();
+  // Nothing known about waiting pods: plain MostAllocated, (used + 2) / 8.
+  EXPECT_EQ(RunScore(*plugin, *pod, snapshot).scores, (std::vector<int64_t>{100, 87, 75, 62, 25}));
+
+  PendingRequests pending;
+  snapshot.set_pending_requests(&pending);
+  pending.Add(*pod);  // the pod itself waits too, and is left out
+  EXPECT_EQ(RunScore(*plugin, *pod, snapshot).scores, (std::vector<int64_t>{100, 87, 75, 62, 25}));
+
+  // Another 2-GPU pod waits: free-3 would keep 1 GPU nobody can use
+  // ((7 - 2) / 8: below free-4); free-5 keeps 3, which it can use.
+  auto two = PodBuilder("two").Requests(c.names, {{"nvidia.com/gpu", "2"}}).Obj();
+  pending.Add(*two);
+  EXPECT_EQ(RunScore(*plugin, *pod, snapshot).scores, (std::vector<int64_t>{100, 62, 75, 62, 25}));
+
+  // Only 4-GPU pods wait: free-2 and free-3 were no use to them (filling them
+  // un-strands: 100); free-4 would keep 2 they cannot use ((6 - 4) / 8) and
+  // free-5 3 ((5 - 6) / 8, at least 0); free-8 keeps room they can use.
+  pending.Remove(*two);
+  auto four = PodBuilder("four").Requests(c.names, {{"nvidia.com/gpu", "4"}}).Obj();
+  pending.Add(*four);
+  EXPECT_EQ(RunScore(*plugin, *pod, snapshot).scores, (std::vector<int64_t>{100, 100, 25, 0, 25}));
+
+  // LeastAllocated accelerators ignore it.
+  FitArgs least;
+  least.accelerator_strategy.type = ScoringStrategyType::kLeastAllocated;
+  std::any a = least;
+  auto spreading = MakePlugin(&Fit::Create, &a);
+  EXPECT_EQ(RunScore(*spreading, *pod, snapshot).scores, (std::vector<int64_t>{0, 12, 25, 37, 75}));
 }
 
 TEST(FitArgsTest, AcceleratorStrategyValidation) {

@@ -242,6 +242,46 @@ TEST_F(SchedulingQueueTest, GroupBacksOffByItsOwnSettings) {
   EXPECT_FALSE(queue->DeleteGroup(key));
 }
 
+// What the queued pods request (stranding-aware scoring reads it): a pod
+// counts from its add until it is done or deleted, also while in flight; an
+// update replaces its requests; a group's members count as the group's
+// current list.
+TEST_F(SchedulingQueueTest, PendingRequestsFollowThePodsInTheQueue) {
+  constexpr ResourceId kGpu = kResourceIdPods + 1;
+  auto gpus = [](std::shared_ptr<const PodInfo> pod, int64_t n) {
+    return Edited(pod, [n](PodInfo& p) { p.requests.Set(kGpu, n); });
+  };
+  auto queue = NewQueue();
+  const PendingRequests& pending = queue->pending_requests();
+  const auto single = gpus(MakePod("single"), 4);
+  queue->Add(single);
+  queue->Add(MakePod("cpu-only"));
+  EXPECT_EQ(pending.pods(), 1u);
+  EXPECT_EQ(pending.SmallestOther(kGpu), 4);
+  EXPECT_EQ(pending.SmallestOther(kGpu, 4), 0) << "the pod itself left out";
+  const UnitKey key = UnitKey::ForPodGroup(testing::kNamespace, "g");
+  PodList members = {gpus(MakePod("g-0"), 2), gpus(MakePod("g-1"), 2)};
+  queue->UpsertGroup(key, members);
+  EXPECT_EQ(pending.pods(), 3u);
+  EXPECT_EQ(pending.SmallestOther(kGpu, 2), 2) << "another member asks 2 too";
+  queue->UpsertGroup(key, {gpus(MakePod("g-0"), 3)});
+  EXPECT_EQ(pending.pods(), 2u);
+  EXPECT_EQ(pending.SmallestOther(kGpu), 3);
+  queue->Update(single, gpus(single, 1));
+  EXPECT_EQ(pending.SmallestOther(kGpu), 1);
+  // Popped: still waiting until done.
+  std::vector<UnitKey> popped;
+  while (std::optional<PoppedUnit> unit = queue->Pop()) popped.push_back(unit->key());
+  EXPECT_EQ(popped.size(), 3u);
+  EXPECT_EQ(pending.pods(), 2u);
+  for (const UnitKey& done : popped) queue->Done(done);
+  EXPECT_EQ(pending.pods(), 0u);
+  EXPECT_EQ(pending.SmallestOther(kGpu), 0);
+  queue->UpsertGroup(key, members);
+  EXPECT_TRUE(queue->DeleteGroup(key));
+  EXPECT_EQ(pending.pods(), 0u);
+}
+
 // A group unit passes the PreEnqueue gates only when every member does: one
 // gated member keeps the whole group in the gated pool (not popped, no
 // attempt counted); an upsert whose members are all admitted takes it out.
