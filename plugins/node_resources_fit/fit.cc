@@ -41,14 +41,6 @@ struct FitPreScoreState : ClonableState<FitPreScoreState> {
   size_t num_scored = 0;
 };
 
-// x / y truncated, as C++ divides, for the per-node scoring loop: the
-// reciprocal of the last divisor is kept, so nodes of equal capacity cost a
-// multiply instead of a division. The reciprocal is biased up by 2^-50: for
-// 0 <= x < 2^49 and 0 < y < 2^52 the product then lies in
-// [x/y, x/y + x/y * 2^-49], which holds no integer above floor(x/y) (the next
-// one is at least 1/y away), so truncating it gives the exact quotient
-// without a data-dependent correction on the hot path. The check behind it
-// never fails for such operands; it keeps the result exact regardless.
 // Free capacity `free` is stranded when 0 < free < strand_below: no waiting
 // pod could use it.
 int64_t Stranded(int64_t free, int64_t strand_below) noexcept {
@@ -67,6 +59,14 @@ int64_t Unstranded(int64_t allocated, int64_t used, int64_t capacity,
   return std::clamp<int64_t>(allocated - 2 * (after - before), 0, capacity);
 }
 
+// x / y truncated, as C++ divides, for the per-node scoring loop: the
+// reciprocal of the last divisor is kept, so nodes of equal capacity cost a
+// multiply instead of a division. The reciprocal is biased up by 2^-50: for
+// 0 <= x < 2^49 and 0 < y < 2^52 the product then lies in
+// [x/y, x/y + x/y * 2^-49], which holds no integer above floor(x/y) (the next
+// one is at least 1/y away), so truncating it gives the exact quotient
+// without a data-dependent correction on the hot path. The check behind it
+// never fails for such operands; it keeps the result exact regardless.
 class Divider {
  public:
   int64_t operator()(int64_t x, int64_t y) noexcept {
