@@ -28,6 +28,17 @@ void FakeClock::Advance(Duration d) {
     offset_ns_.fetch_add(d.count(), std::memory_order_acq_rel);
   }
   cv_.notify_all();
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  for (const std::function<void()>& f : listeners_) f();
+}
+
+std::shared_ptr<void> FakeClock::OnMove(std::function<void()> f) const {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  auto it = listeners_.insert(listeners_.end(), std::move(f));
+  return std::shared_ptr<void>(nullptr, [this, it](void*) {
+    std::lock_guard<std::mutex> lock(listeners_mu_);
+    listeners_.erase(it);
+  });
 }
 
 void FakeClock::WaitUntil(TimePoint t) const {

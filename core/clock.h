@@ -8,6 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
+#include <list>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -23,6 +26,18 @@ class Clock {
   virtual TimePoint Now() const noexcept = 0;
   // Wall-clock time, for timestamps written into API objects.
   virtual std::chrono::system_clock::time_point WallNow() const noexcept = 0;
+
+  // Whether time passes by itself (RealClock) or only when somebody moves
+  // it (FakeClock). A sleeper on a clock that does not pass by itself
+  // waits for a move, not for real time.
+  virtual bool PassesByItself() const noexcept { return true; }
+  // Calls `f` after every move of a clock that does not pass by itself,
+  // until the returned handle is destroyed (which waits for a call under
+  // way). A clock that passes by itself never calls it and returns null.
+  virtual std::shared_ptr<void> OnMove(std::function<void()> f) const {
+    (void)f;
+    return nullptr;
+  }
 };
 
 class RealClock final : public Clock {
@@ -44,7 +59,10 @@ class FakeClock final : public Clock {
 
   TimePoint Now() const noexcept override;
   std::chrono::system_clock::time_point WallNow() const noexcept override;
+  bool PassesByItself() const noexcept override { return false; }
+  std::shared_ptr<void> OnMove(std::function<void()> f) const override;
 
+  // Moves the clock, then calls the OnMove listeners.
   void Advance(Duration d);
   // Blocks until Now() >= t, without sleeping on real time: returns when
   // another thread advances the clock far enough.
@@ -55,6 +73,10 @@ class FakeClock final : public Clock {
   mutable std::condition_variable cv_;
   std::atomic<int64_t> offset_ns_{0};
   std::chrono::system_clock::time_point wall_start_;
+  // Held while listeners run and while one is removed, so a removed
+  // listener is never called afterwards.
+  mutable std::mutex listeners_mu_;
+  mutable std::list<std::function<void()>> listeners_;
 };
 
 // RFC 3339 UTC, seconds precision, as Kubernetes writes metav1.Time ("2024-01-02T03:04:05Z").

@@ -163,6 +163,11 @@ std::vector<std::shared_ptr<const PodInfo>> Cache::CleanupExpiredAssumedPods() {
   return expired;
 }
 
+std::optional<Clock::TimePoint> Cache::NextAssumedExpiry() const {
+  if (expiry_.empty()) return std::nullopt;
+  return expiry_.front().first;
+}
+
 void Cache::SetNamespaceLabels(const std::string& ns, const Labels& labels) {
   namespaces_[ns] = labels;
   namespaces_dirty_ = true;

@@ -91,6 +91,10 @@ class Cache {
   std::shared_ptr<const PodInfo> GetPod(std::string_view uid) const;
   // Forgets assumed pods whose TTL ran out; returns them.
   std::vector<std::shared_ptr<const PodInfo>> CleanupExpiredAssumedPods();
+  // When CleanupExpiredAssumedPods next has something to look at (possibly
+  // a pod confirmed since, which it then skips); nullopt when nothing can
+  // expire.
+  std::optional<Clock::TimePoint> NextAssumedExpiry() const;
 
   // ---- Cluster-wide objects ----
   void SetNamespaceLabels(const std::string& ns, const Labels& labels);

@@ -46,10 +46,10 @@ StatusReporterOptions ReporterOptionsOf(const SchedulerOptions& options,
   return ro;
 }
 
-// How long the loop sleeps at most: the injected clock may be a FakeClock
-// that tests move without telling anyone, and an assumed pod's expiry is
-// not tracked as a wake-up of its own.
-constexpr std::chrono::milliseconds kMaxSleep{1000};
+// Every timer the loop has is one of its dues (NextDues), and every event
+// wakes it, so it sleeps until the next due. This cap only keeps the
+// deadline arithmetic finite when nothing is due at all.
+constexpr std::chrono::hours kLongestSleep{24};
 constexpr std::chrono::milliseconds kMetricsInterval{500};
 // While the informers list the cluster: how often their sync is checked.
 constexpr std::chrono::milliseconds kSyncPoll{50};
@@ -74,7 +74,10 @@ SchedulerLoop::SchedulerLoop(const SchedulerOptions& options, const Profiles& pr
       preemption_(writer, queue_, profiles),
       burst_(GangBurstOptions{options.gang_burst_window, options.gang_burst_max_skips, 64,
                               options.gang_burst_plan_budget}),
-      recovery_(options.gang_recovery_timeout) {
+      recovery_(options.gang_recovery_timeout),
+      // A clock that passes only when moved (a FakeClock in tests and in
+      // replay) wakes the loop on every move, so it never sleeps past a due.
+      clock_moved_(clock.OnMove([&inbox] { inbox.Wake(); })) {
   // Stranding-aware accelerator scoring reads what the queue's pods request.
   env_.snapshot().set_pending_requests(&queue_.pending_requests());
 }
@@ -140,10 +143,12 @@ void SchedulerLoop::Run(const std::function<bool()>& synced) {
       next_decision_due_ns_.store(dues.decisions.time_since_epoch().count());
       asleep_.store(true);
     }
-    // The injected clock may be a FakeClock that tests move without telling
-    // anyone: sleep at most kMaxSleep of real time.
+    // On a clock that does not pass by itself, real time brings no due
+    // closer: sleep until an event, a Wake or a move of the clock.
     const Clock::Duration wait =
-        std::clamp<Clock::Duration>(due - now, Clock::Duration::zero(), kMaxSleep);
+        clock_.PassesByItself()
+            ? std::clamp<Clock::Duration>(due - now, Clock::Duration::zero(), kLongestSleep)
+            : Clock::Duration(kLongestSleep);
     inbox_.WaitUntil(std::chrono::steady_clock::now() + wait, options_.inbox_gather);
     asleep_.store(false);
     wakes_.fetch_add(1);
@@ -248,6 +253,11 @@ SchedulerLoop::Dues SchedulerLoop::NextDues() const {
   dues.any = std::min(decisions, flush);
   if (std::optional<Clock::TimePoint> report = reporter_.NextDue()) {
     dues.any = std::min(dues.any, *report);
+  }
+  // An assumed pod whose bind finished but that the informer has not
+  // confirmed stops counting on its node at its expiry.
+  if (std::optional<Clock::TimePoint> expiry = cache_.NextAssumedExpiry()) {
+    dues.any = std::min(dues.any, *expiry);
   }
   if (options_.metrics != nullptr) {
     dues.any = std::min(dues.any, last_metrics_update_ + kMetricsInterval);

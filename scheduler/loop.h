@@ -29,9 +29,11 @@
 //         rejecting plugins (or Done); PodScheduled / PodGroupScheduled
 //         reports; preemption actuation.
 //      d. Nothing to pop: sleep on the inbox until an event arrives or the
-//         next timer is due.
-//   Every wake-up is an inbox event or a timer: there is no periodic resync,
-//   since events are applied in order by one thread and none can be missed.
+//         next timer is due (NextDues: every timer of b). On a clock that
+//         passes only when moved (FakeClock), each move wakes the loop.
+//   Every wake-up is an inbox event, a timer or a move of the clock: there is
+//   no periodic wake-up or resync, since events are applied in order by one
+//   thread and none can be missed.
 //
 // Thread-safety: Run on the loop thread; Stop and stats() from any thread.
 
@@ -193,6 +195,7 @@ class SchedulerLoop {
   GangBurst burst_;
   std::optional<Clock::TimePoint> hold_until_;  // a fresh gang's burst window
   GangRecovery recovery_;
+  std::shared_ptr<void> clock_moved_;  // the clock's OnMove registration
   std::unordered_map<std::string, Binding> bindings_;
   uint64_t next_attempt_ = 0;
 

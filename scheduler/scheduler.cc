@@ -56,6 +56,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(std::shared_ptr<kube::Clien
   ApiWriterOptions wo;
   wo.component = impl->profiles.at(0).scheduler_name();
   wo.record_events = options.record_events;
+  wo.clock = impl->clock.get();
   std::shared_ptr<kube::Client> write_client = client;
   if (options.write_thread) {
     impl->write_io = std::make_unique<kube::IoThread>(1);
@@ -131,6 +132,8 @@ SchedulerIdleState Scheduler::IdleState() const {
   out.next_timer = before.next_due;
   out.next_decision_timer = before.next_decision_due;
   out.runnable = before.runnable;
+  out.loop_wakes = after.wakes;
+  out.inbox_events = impl.inbox.pushed();
   return out;
 }
 

@@ -164,6 +164,11 @@ struct SchedulerIdleState {
   // backoff expiry, the unschedulable flush while pods are unschedulable,
   // gang recovery, a burst window; TimePoint::max() when none is set.
   Clock::TimePoint next_decision_timer{};
+  // How often the loop has woken so far (events, timers, Wake, moves of a
+  // clock that does not pass by itself).
+  uint64_t loop_wakes = 0;
+  // Events pushed into the loop's inbox so far.
+  uint64_t inbox_events = 0;
   // The last resourceVersion whose handlers the pod and copse PodGroup
   // informers ran ("" before their first event).
   std::string pods_resource_version;

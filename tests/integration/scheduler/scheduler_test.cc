@@ -443,5 +443,49 @@ TEST(SchedulerIntegration, WritesOnTheInformersClientStillBind) {
   EXPECT_TRUE(WaitUntil([&] { return cluster.scheduler()->stats().bound == 3u; }));
 }
 
+// The loop has no periodic wake-up: idle on a clock that does not pass by
+// itself, it sleeps until an event, a Wake or a move of the clock. (It used
+// to wake every second of real time, which hid any lost wake-up.) The one
+// real-time wait here watches for wake-ups that must not come.
+TEST(SchedulerIntegration, AnIdleLoopWakesOnlyWhenTheClockMovesOrSomethingHappens) {
+  Cluster cluster;
+  NodeSpec node;
+  node.name = "n0";
+  cluster.Create(kNodes, "", NodeJson(node));
+  auto clock = std::make_shared<FakeClock>();
+  SchedulerOptions options;
+  options.clock = clock;
+  cluster.StartScheduler(options);
+  PodSpecOptions pod;
+  pod.name = "p0";
+  cluster.Create(kPods, "default", PodJson(pod));
+  ASSERT_TRUE(WaitUntil([&] {
+    const std::optional<kube::Pod> p = cluster.GetPod("default", "p0");
+    return p.has_value() && p->spec.node_name == "n0";
+  }));
+  ASSERT_TRUE(WaitUntil([&] { return cluster.scheduler()->IdleState().idle; }));
+  // Late events (the pod's status as its node reports it) may still come
+  // and wake it; a wake-up that no event explains may not.
+  const SchedulerIdleState before = cluster.scheduler()->IdleState();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const SchedulerIdleState after = cluster.scheduler()->IdleState();
+  EXPECT_LE(after.loop_wakes - before.loop_wakes, after.inbox_events - before.inbox_events)
+      << "the loop woke with no event, no Wake and no move of its clock";
+  clock->Advance(std::chrono::milliseconds(1));
+  EXPECT_TRUE(WaitUntil([&] {
+    const SchedulerIdleState now = cluster.scheduler()->IdleState();
+    return now.loop_wakes - after.loop_wakes > now.inbox_events - after.inbox_events;
+  })) << "a move of the clock did not wake the loop";
+  // An event wakes it too, and is scheduled without any move of the clock.
+  const uint64_t moved = cluster.scheduler()->IdleState().loop_wakes;
+  pod.name = "p1";
+  cluster.Create(kPods, "default", PodJson(pod));
+  ASSERT_TRUE(WaitUntil([&] {
+    const std::optional<kube::Pod> p = cluster.GetPod("default", "p1");
+    return p.has_value() && p->spec.node_name == "n0";
+  }));
+  EXPECT_GT(cluster.scheduler()->IdleState().loop_wakes, moved);
+}
+
 }  // namespace scheduler_test
 }  // namespace copse::scheduler::testing

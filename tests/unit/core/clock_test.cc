@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 namespace copse {
@@ -26,6 +27,28 @@ TEST(FakeClock, StartsAtZeroAndMovesOnlyWhenAdvanced) {
   EXPECT_EQ(clock.WallNow(), SysTime(seconds(1'700'000'000) + milliseconds(1500)));
   clock.Advance(hours(2));
   EXPECT_EQ(clock.Now() - start, hours(2) + milliseconds(1500));
+}
+
+TEST(FakeClock, CallsItsMoveListenersUntilTheirHandleIsGone) {
+  FakeClock clock;
+  int first = 0;
+  int second = 0;
+  std::shared_ptr<void> a = clock.OnMove([&] { ++first; });
+  std::shared_ptr<void> b = clock.OnMove([&] { ++second; });
+  EXPECT_FALSE(clock.PassesByItself());
+  clock.Advance(milliseconds(1));
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 1);
+  a.reset();
+  clock.Advance(milliseconds(1));
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 2);
+}
+
+TEST(RealClock, PassesByItselfAndHasNoMoveListeners) {
+  const RealClock& clock = RealClock::Get();
+  EXPECT_TRUE(clock.PassesByItself());
+  EXPECT_EQ(clock.OnMove([] {}), nullptr);
 }
 
 TEST(FakeClock, CustomWallStart) {

@@ -97,6 +97,37 @@ TEST(Cache, ConfirmedPodStaysAndExpiredAssumedPodGoes) {
   EXPECT_EQ(cache.stats().expired_assumed, 1u);
 }
 
+// The loop sleeps until this due (it has no periodic wake-up), so it must
+// name the first finished bind's deadline, and nothing while no bind is
+// finished.
+TEST(Cache, NextAssumedExpiryIsTheFirstFinishedBindsDeadline) {
+  FakeClock clock;
+  Cache cache(clock, std::chrono::seconds(30));
+  ResourceNames names;
+  cache.UpsertNode("n1", [&](NodeInfo& n) {
+    n.SetAllocatable(plugins::testing::MakeResources(names, {{"cpu", "8"}, {"pods", "10"}}));
+  });
+  auto a = OnNode(PodBuilder("a").Requests(names, {{"cpu", "1"}}).Obj(), "n1");
+  auto b = OnNode(PodBuilder("b").Requests(names, {{"cpu", "1"}}).Obj(), "n1");
+  ASSERT_TRUE(cache.AssumePod(a).ok());
+  ASSERT_TRUE(cache.AssumePod(b).ok());
+  EXPECT_FALSE(cache.NextAssumedExpiry().has_value()) << "binds in flight never expire";
+  clock.Advance(std::chrono::seconds(5));
+  cache.FinishBinding(a->uid);
+  const Clock::TimePoint a_due = clock.Now() + std::chrono::seconds(30);
+  clock.Advance(std::chrono::seconds(5));
+  cache.FinishBinding(b->uid);
+  ASSERT_TRUE(cache.NextAssumedExpiry().has_value());
+  EXPECT_EQ(*cache.NextAssumedExpiry(), a_due);
+  clock.Advance(std::chrono::seconds(25));
+  ASSERT_EQ(cache.CleanupExpiredAssumedPods().size(), 1u);
+  ASSERT_TRUE(cache.NextAssumedExpiry().has_value());
+  EXPECT_EQ(*cache.NextAssumedExpiry(), a_due + std::chrono::seconds(5));
+  clock.Advance(std::chrono::seconds(5));
+  ASSERT_EQ(cache.CleanupExpiredAssumedPods().size(), 1u);
+  EXPECT_FALSE(cache.NextAssumedExpiry().has_value());
+}
+
 TEST(Cache, PodsBeforeTheirNodeAndNodeRemovalKeepRowsStable) {
   FakeClock clock;
   Cache cache(clock, std::chrono::seconds(30));
