@@ -25,12 +25,11 @@ using json = nlohmann::json;
 
 namespace {
 
-std::string EventName(std::string_view object_name) {
+std::string EventName(std::string_view object_name, std::chrono::system_clock::time_point now) {
   // kube's recorder names events "<object>.<unix nanos in hex>".
   static std::atomic<uint64_t> counter{0};
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
   char buf[40];
   std::snprintf(buf, sizeof(buf), ".%llx",
                 static_cast<unsigned long long>(nanos) + counter.fetch_add(1));
@@ -42,6 +41,7 @@ std::string EventName(std::string_view object_name) {
 struct ApiWriter::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<kube::Client> client;
   ApiWriterOptions options;
+  const Clock& clock() const { return options.clock ? *options.clock : RealClock::Get(); }
 
   mutable std::mutex mu;
   std::condition_variable idle;
@@ -319,7 +319,7 @@ void ApiWriter::PatchPodStatus(PodId pod, std::optional<PodConditionUpdate> cond
         {"reason", condition->reason},
         {"message", condition->message},
         {"lastProbeTime", nullptr},
-        {"lastTransitionTime", FormatRfc3339(std::chrono::system_clock::now())},
+        {"lastTransitionTime", FormatRfc3339(impl_->clock().WallNow())},
     }});
   }
   if (nominated_node.has_value()) {
@@ -358,7 +358,7 @@ void ApiWriter::PreemptVictim(PodId victim, std::string preemptor_message,
                            {"status", "True"},
                            {"reason", reason},
                            {"message", preemptor_message},
-                           {"lastTransitionTime", FormatRfc3339(std::chrono::system_clock::now())},
+                           {"lastTransitionTime", FormatRfc3339(impl_->clock().WallNow())},
                        }})}}}};
   impl_->Spawn(PreemptTask(impl_, std::move(victim), patch.dump(), std::move(done)));
 }
@@ -427,14 +427,10 @@ void ApiWriter::RecordPodEvent(const PodId& pod, std::string_view type, std::str
 void ApiWriter::RecordEvent(std::string api_version, std::string kind, PodId object,
                             std::string_view type, std::string_view reason, std::string message) {
   if (!impl_->options.record_events) return;
-  Impl::PendingEvent event{std::move(api_version),
-                           std::move(kind),
-                           std::move(object),
-                           std::string(type),
-                           std::string(reason),
-                           std::move(message),
-                           std::chrono::system_clock::now(),
-                           std::chrono::steady_clock::now()};
+  Impl::PendingEvent event{std::move(api_version),   std::move(kind),
+                           std::move(object),        std::string(type),
+                           std::string(reason),      std::move(message),
+                           impl_->clock().WallNow(), std::chrono::steady_clock::now()};
   {
     std::lock_guard lock(impl_->mu);
     if (impl_->event_queue.size() >= impl_->options.max_queued_events) {
@@ -454,7 +450,7 @@ std::string ApiWriter::Impl::EventBody(const PendingEvent& e) const {
   std::string body;
   body.reserve(448 + e.message.size());
   body += R"({"apiVersion":"v1","kind":"Event","metadata":{"name":)";
-  AppendJsonString(body, EventName(e.object.name));
+  AppendJsonString(body, EventName(e.object.name, e.at));
   body += R"(,"namespace":)";
   AppendJsonString(body, e.object.namespace_name);
   body += R"(},"involvedObject":{"apiVersion":)";

@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 
+#include "core/clock.h"
 #include "core/result.h"
 
 namespace copse::kube {
@@ -53,6 +54,10 @@ struct ApiWriterOptions {
   bool record_events = true;
   std::chrono::milliseconds bind_timeout{30'000};
   size_t max_binds_in_flight = 128;
+  // The time written into conditions and events (WallNow); null: the real
+  // clock. Pacing (event_quiet, max_event_defer) runs on real time: it
+  // spaces out requests to a real server.
+  const Clock* clock = nullptr;
 };
 
 struct PodId {
