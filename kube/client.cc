@@ -10,7 +10,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <fstream>
 #include <future>
-#include <iostream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -18,6 +17,7 @@
 
 #include "core/check.h"
 #include "core/json_text.h"
+#include "core/log.h"
 #include "kube/api_access.h"
 #include "kube/exec_credential.h"
 #include "kube/rate_limiter.h"
@@ -253,7 +253,7 @@ struct Client::Impl : std::enable_shared_from_this<Client::Impl> {
   static Status CheckAccess(const Impl& self, std::string_view method, std::string_view target) {
     if (self.config.api_access == nullptr) return Status::Ok();
     Status allowed = CheckApiAccess(*self.config.api_access, method, target);
-    if (!allowed.ok()) std::cerr << "copse: " << allowed.error().message << std::endl;
+    if (!allowed.ok()) LogError("client", allowed.error().message);
     return allowed;
   }
 

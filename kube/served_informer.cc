@@ -4,10 +4,10 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <condition_variable>
-#include <iostream>
 #include <mutex>
 #include <thread>
 
+#include "core/log.h"
 #include "kube/client.h"
 #include "kube/discovery.h"
 
@@ -51,7 +51,7 @@ struct ServedInformer::Impl : std::enable_shared_from_this<Impl> {
     if (options.log) {
       options.log(line);
     } else {
-      std::cerr << "copse: " << line << std::endl;
+      copse::Log(0, "informer", line);
     }
   }
 
