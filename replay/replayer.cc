@@ -1,5 +1,3 @@
-#include "replay/replayer.h"
-
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -22,6 +20,7 @@
 #include "kube/topology.h"
 #include "kube/workload.h"
 #include "kube/yaml.h"
+#include "replay/replayer.h"
 
 namespace copse::replay {
 
@@ -558,6 +557,14 @@ Result<ConfigResult> Run::Go() {
   std::optional<int64_t> quiet_since;
   while (true) {
     const int64_t now = NowMs();
+    if (options_.timeout.count() > 0 &&
+        std::chrono::steady_clock::now() - wall_start > options_.timeout) {
+      return MakeError(ErrorCode::kTimeout, "replay " + config_.name + ": did not finish within " +
+                                                std::to_string(options_.timeout.count()) +
+                                                "s (at t=" + std::to_string(now / 1000) + "s of " +
+                                                std::to_string(trace_.header.duration_ms / 1000) +
+                                                "s)");
+    }
     while (!ends_.empty() && ends_.top().t_ms <= now) {
       const std::string pod = ends_.top().pod;
       ends_.pop();

@@ -55,6 +55,9 @@ struct ReplayOptions {
   // Real time one step may take before the replay fails (the scheduler never
   // went idle).
   std::chrono::seconds step_timeout{120};
+  // Real time the whole replay may take before it stops with kTimeout
+  // (`copse bench replay`); 0: no limit.
+  std::chrono::seconds timeout{0};
   uint64_t seed = 1;  // the scheduler's (tie-breaks)
   // While nothing waits, pods that end before the next trace event or
   // decision timer are one step (Run::EndQuietly). Off: one step per end;
