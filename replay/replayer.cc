@@ -98,7 +98,12 @@ struct NodeState {
   Requests used;
 };
 
+// One occurrence of a pod: a name used again (a StatefulSet's pod, a Job's
+// retry) is another occurrence, with its own runtime and figures.
 struct PodState {
+  std::string key;     // namespace/name
+  int occurrence = 1;  // 1 for the first pod of that name, 2 for the next, ...
+  std::string uid;     // the replay's object, once observed
   int64_t created_ms = 0;
   std::string priority;  // priorityClassName
   std::string group;     // namespace/name of its gang, "" alone
@@ -107,18 +112,19 @@ struct PodState {
   int64_t bound_ms = -1;
   int64_t runtime_ms = -1;  // -1: runs until the end
   bool gone = false;        // ended, deleted or evicted
+  bool ending = false;      // the replay ended or deleted it (not a victim)
 };
 
 struct GroupState {
   int64_t min_member = 1;
-  std::vector<std::string> members;
+  std::vector<size_t> members;  // occurrences (Run::pods_)
 };
 
 // A pod's end, ordered by time then by the order binds were seen.
 struct End {
   int64_t t_ms;
   uint64_t seq;
-  std::string pod;
+  size_t pod;  // occurrence (Run::pods_)
   bool operator>(const End& o) const { return std::tie(t_ms, seq) > std::tie(o.t_ms, o.seq); }
 };
 
@@ -151,9 +157,15 @@ class Run {
   Status Setup();
   Status ApplyInit(const TraceEvent& e);
   Status ApplyTraceEvent(const TraceEvent& e);
-  Status EndPod(const std::string& key);
+  // The pod's runtime is over: Succeeded, as its kubelet would report, then
+  // deleted, as its owner would, so that the name may be used again.
+  Status EndPod(size_t pod);
+  // Deletes a pod's object at once (grace period 0).
+  Status DeletePodObject(const PodState& p);
   // Deletes a terminating (evicted) pod for good, as its kubelet would.
-  Status FinishDeletion(const std::string& key);
+  Status FinishDeletion(size_t pod) { return DeletePodObject(pods_[pod]); }
+  // The occurrence a watched pod object is, by uid; nullopt for none.
+  std::optional<size_t> OccurrenceOf(const api::ObjectVersion& object);
   // Drains the pod and PodGroup watches: records binds, evictions and deletions.
   Status Observe();
   // Waits until the informers have seen every pod and PodGroup write and the
@@ -200,11 +212,12 @@ class Run {
   bool runnable_ = false;                   // a unit was ready to run at the last settle
 
   std::unordered_map<std::string, NodeState> nodes_;
-  std::unordered_map<std::string, PodState> pods_;
+  std::vector<PodState> pods_;                       // every occurrence, in create order
+  std::unordered_map<std::string, size_t> current_;  // namespace/name -> its latest occurrence
+  std::unordered_map<std::string, size_t> by_uid_;   // uid -> occurrence
   std::unordered_map<std::string, GroupState> groups_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> waiting_shapes_;  // -> pods
   int64_t waiting_pods_ = 0;
-  std::set<std::string> ending_;  // pods the replay deleted itself
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
   uint64_t end_seq_ = 0;
   int64_t victims_ = 0;
@@ -326,7 +339,9 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
   if (e.op == TraceOp::kDelete) {
     kube::DeleteOptions del;
     del.grace_period_seconds = 0;
-    if (e.kind == "Pod") ending_.insert(key);
+    if (auto it = current_.find(key); e.kind == "Pod" && it != current_.end()) {
+      pods_[it->second].ending = true;
+    }
     Status s = io_->Run(client_->Delete(*ref, e.ns, e.name, del));
     if (!s.ok() && s.error().code != ErrorCode::kNotFound) return s;
     return Status::Ok();
@@ -334,6 +349,7 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
   if (e.kind == "Pod") {
     const json pod = json::parse(e.object);
     PodState p;
+    p.key = key;
     p.created_ms = NowMs();
     p.priority = pod["spec"].value("priorityClassName", "");
     p.requests = PodRequests(pod, trace_.header.gpu_resource);
@@ -344,14 +360,27 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
     }
     if (!group.empty()) {
       p.group = e.ns + "/" + group;
-      groups_[p.group].members.push_back(key);
+      groups_[p.group].members.push_back(pods_.size());
     }
-    if (auto it = trace_.runtimes.find(key); it != trace_.runtimes.end()) p.runtime_ms = it->second;
-    if (auto old = pods_.find(key); old != pods_.end() && Waiting(old->second)) {
-      CountWaiting(old->second, -1);  // a name used again
+    if (e.runtime_ms) p.runtime_ms = *e.runtime_ms;
+    if (auto old = current_.find(key); old != current_.end()) {
+      // A name used again. In the recorded cluster the previous pod was gone
+      // by now (its owner deleted it); in the replay it may still run (bound
+      // later than there) or wait: it ends now, so the create succeeds.
+      if (Status s = Observe(); !s.ok()) return s;  // its uid is known
+      PodState& prev = pods_[old->second];
+      p.occurrence = prev.occurrence + 1;
+      if (!prev.gone && prev.bound_ms >= 0) {
+        if (Status s = EndPod(old->second); !s.ok()) return s;
+      } else if (!prev.gone) {
+        prev.ending = true;
+        if (Status s = DeletePodObject(prev); !s.ok()) return s;
+      }
+      if (Status s = Observe(); !s.ok()) return s;
     }
     CountWaiting(p, +1);
-    pods_[key] = std::move(p);
+    current_[key] = pods_.size();
+    pods_.push_back(std::move(p));
   } else if (e.kind == "PodGroup") {
     const json group = json::parse(e.object);
     const json spec = group.value("spec", json::object());
@@ -371,30 +400,47 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
   return Status::Ok();
 }
 
-Status Run::EndPod(const std::string& key) {
-  PodState& p = pods_[key];
+Status Run::EndPod(size_t pod) {
+  PodState& p = pods_[pod];
   if (p.gone) return Status::Ok();
-  ending_.insert(key);
-  // As its kubelet would: the pod's containers exit and it is Succeeded. A
-  // finished pod still counts for its gang (gang recovery would evict the
-  // rest of a gang whose finished members were deleted instead).
-  const size_t slash = key.find('/');
+  p.ending = true;
+  // As its kubelet would: the pod's containers exit and it is Succeeded.
+  // The scheduler sees it finish before it is deleted, so it still counts
+  // for its gang (gang recovery keeps finished members, not deleted ones).
+  const size_t slash = p.key.find('/');
   auto finished =
-      store_->Patch(kube::resources::kPods, key.substr(0, slash), key.substr(slash + 1),
+      store_->Patch(kube::resources::kPods, p.key.substr(0, slash), p.key.substr(slash + 1),
                     api::PatchType::kMerge, R"({"status":{"phase":"Succeeded"}})", "status");
   if (!finished.ok() && finished.error().code != ErrorCode::kNotFound) return finished.error();
+  // Then as its owner would (a Job's TTL, a StatefulSet replacing it): the
+  // name is free for the pod the trace creates next under it.
+  return DeletePodObject(p);
+}
+
+Status Run::DeletePodObject(const PodState& p) {
+  api::DeleteOptions del;
+  del.grace_period_seconds = 0;
+  // Only this occurrence's object: never a later pod of the same name.
+  if (!p.uid.empty()) del.precondition_uid = p.uid;
+  const size_t slash = p.key.find('/');
+  auto deleted =
+      store_->Delete(kube::resources::kPods, p.key.substr(0, slash), p.key.substr(slash + 1), del);
+  if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound &&
+      deleted.error().code != ErrorCode::kConflict) {
+    return deleted.error();
+  }
   return Status::Ok();
 }
 
-Status Run::FinishDeletion(const std::string& key) {
-  ending_.insert(key);
-  api::DeleteOptions del;
-  del.grace_period_seconds = 0;
-  const size_t slash = key.find('/');
-  auto deleted =
-      store_->Delete(kube::resources::kPods, key.substr(0, slash), key.substr(slash + 1), del);
-  if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound) return deleted.error();
-  return Status::Ok();
+std::optional<size_t> Run::OccurrenceOf(const api::ObjectVersion& object) {
+  if (auto it = by_uid_.find(object.uid); it != by_uid_.end()) return it->second;
+  // A uid not seen yet is the newest occurrence of its name: each pod's
+  // first event is observed before another of that name is created.
+  auto it = current_.find(object.ns + "/" + object.name);
+  if (it == current_.end() || !pods_[it->second].uid.empty()) return std::nullopt;
+  pods_[it->second].uid = object.uid;
+  by_uid_.emplace(object.uid, it->second);
+  return it->second;
 }
 
 Status Run::Observe() {
@@ -406,10 +452,9 @@ Status Run::Observe() {
   for (const api::WatchEvent& ev : events) {
     last_pod_rv_ = std::max(last_pod_rv_, ev.rv);
     if (!ev.object) continue;
-    const std::string key = ev.object->ns + "/" + ev.object->name;
-    auto it = pods_.find(key);
-    if (it == pods_.end()) continue;
-    PodState& p = it->second;
+    const std::optional<size_t> occurrence = OccurrenceOf(*ev.object);
+    if (!occurrence) continue;
+    PodState& p = pods_[*occurrence];
     if (p.gone) continue;
     const bool deleted = ev.type == api::WatchEventType::kDeleted;
     if (!deleted && p.bound_ms < 0 && !ev.object->node_name.empty()) {
@@ -422,11 +467,10 @@ Status Run::Observe() {
         n->second.used.gpus += p.requests.gpus;
       }
       used_gpus_ += p.requests.gpus;
-      if (p.runtime_ms >= 0) ends_.push(End{p.bound_ms + p.runtime_ms, end_seq_++, key});
+      if (p.runtime_ms >= 0) ends_.push(End{p.bound_ms + p.runtime_ms, end_seq_++, *occurrence});
     }
     if (deleted || ev.object->deleting || ev.object->pod_terminal) {
-      const bool ours = ending_.contains(key);
-      if (!ours && p.bound_ms >= 0) ++victims_;
+      if (!p.ending && p.bound_ms >= 0) ++victims_;
       if (p.bound_ms < 0) CountWaiting(p, -1);
       p.gone = true;
       if (p.bound_ms >= 0) {
@@ -439,7 +483,7 @@ Status Run::Observe() {
       }
       // An evicted pod is terminating: the replay plays its kubelet.
       if (!deleted && ev.object->deleting) {
-        if (Status s = FinishDeletion(key); !s.ok()) return s;
+        if (Status s = FinishDeletion(*occurrence); !s.ok()) return s;
         p.gone = true;
       }
     }
@@ -566,7 +610,7 @@ Result<ConfigResult> Run::Go() {
                                                 "s)");
     }
     while (!ends_.empty() && ends_.top().t_ms <= now) {
-      const std::string pod = ends_.top().pod;
+      const size_t pod = ends_.top().pod;
       ends_.pop();
       if (Status s = EndPod(pod); !s.ok()) return s.error();
     }
@@ -631,7 +675,7 @@ Result<ConfigResult> Run::Go() {
 
   std::map<std::string, std::vector<double>> waits;
   std::vector<double> all_waits;
-  for (const auto& [key, p] : pods_) {
+  for (const PodState& p : pods_) {
     ++result_.pods;
     WaitFigures& w = result_.wait_by_priority[p.priority];
     ++w.pods;
@@ -643,7 +687,11 @@ Result<ConfigResult> Run::Go() {
       waits[p.priority].push_back(static_cast<double>(p.bound_ms - p.created_ms));
       all_waits.push_back(static_cast<double>(p.bound_ms - p.created_ms));
     }
-    result_.decisions.push_back({key, p.node, p.bound_ms});
+    // A name used again: its later pods are "ns/name#2", ... (create order,
+    // the same in every replay of the trace).
+    result_.decisions.push_back(
+        {p.occurrence == 1 ? p.key : p.key + "#" + std::to_string(p.occurrence), p.node,
+         p.bound_ms});
   }
   std::sort(result_.decisions.begin(), result_.decisions.end(),
             [](const Decision& a, const Decision& b) { return a.pod < b.pod; });
@@ -662,7 +710,7 @@ Result<ConfigResult> Run::Go() {
     ++result_.gangs;
     std::set<std::string> racks, blocks;
     int64_t bound = 0;
-    for (const std::string& member : g.members) {
+    for (const size_t member : g.members) {
       const PodState& p = pods_[member];
       if (p.bound_ms < 0) continue;
       ++bound;

@@ -13,8 +13,10 @@
 //   2. Steps, in time order. At each step the scheduler is paused (it applies
 //      events but starts no cycle), the step's writes happen — trace creates
 //      and deletes over HTTP in trace order, pods whose runtime is over
-//      deleted in the Store (the kubelet's part, as the node simulator
-//      writes) — and once its informers have seen them the scheduler runs
+//      made Succeeded then deleted in the Store (the kubelet's and the
+//      owner's part; a pod name used again is another pod, and its earlier
+//      pod ends at that create) — and once its informers have seen them the
+//      scheduler runs
 //      until idle (no unit it may run now, nothing in its inbox, no API write
 //      in flight). So every run of a trace presents the scheduler the same
 //      states in the same order, whatever the threads' timing.

@@ -17,7 +17,8 @@
 //            {"t":T,"op":"end","namespace":..,"name":..}
 //                     what happened to a recorded pod (informational: the
 //                     replay makes its own decisions); a pod with both and
-//                     no runtime_ms runs end - bound
+//                     no runtime_ms runs end - bound (per pod: a name used
+//                     again is another pod)
 //
 // Objects are reduced to what scheduling reads (ReduceObject): no env
 // values, no secrets, no annotations outside scheduling.
@@ -30,7 +31,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/result.h"
@@ -67,9 +67,11 @@ struct TraceEvent {
 
 struct Trace {
   TraceHeader header;
-  std::vector<TraceEvent> events;  // init first, then by t (stable)
-  // The runtime of each pod by "namespace/name", from runtime_ms or end - bound.
-  std::unordered_map<std::string, int64_t> runtimes;
+  // Init first, then by t (stable). A pod's create (or init) event carries
+  // its runtime: its runtime_ms, else end - bound of that pod, the bound and
+  // end for its name that follow it (before the name's next create), so a
+  // name used again gets each pod's own runtime.
+  std::vector<TraceEvent> events;
 };
 
 // Parses a trace. Errors (kInvalid) name the line and the field: a missing

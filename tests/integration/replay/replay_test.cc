@@ -5,7 +5,10 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "apiserver/synthetic.h"
 #include "core/quantity.h"
@@ -240,6 +243,129 @@ TEST(ReplayTest, RackPackingBeatsSpreadingForRackRequiredGangs) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);  // self-contained, static
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));
+}
+
+// A trace line builder for hand-written traces.
+class TraceText {
+ public:
+  explicit TraceText(int64_t duration_ms) {
+    TraceHeader header;
+    header.source = "test";
+    header.duration_ms = duration_ms;
+    out_ << HeaderLine(header) << "\n";
+    Add(0, TraceOp::kInit,
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "trace"}}}});
+  }
+  void Add(int64_t t, TraceOp op, const json& object, std::optional<int64_t> runtime = {}) {
+    TraceEvent e;
+    e.t_ms = t;
+    e.op = op;
+    e.object = object.dump();
+    e.runtime_ms = runtime;
+    out_ << EventLine(e) << "\n";
+  }
+  // A recorded pod's bound or end line.
+  void Happened(int64_t t, TraceOp op, const std::string& name, const std::string& node = "") {
+    TraceEvent e;
+    e.t_ms = t;
+    e.op = op;
+    e.ns = "trace";
+    e.name = name;
+    e.node = node;
+    out_ << EventLine(e) << "\n";
+  }
+  void Delete(int64_t t, const std::string& api_version, const std::string& kind,
+              const std::string& ns, const std::string& name) {
+    TraceEvent e;
+    e.t_ms = t;
+    e.op = TraceOp::kDelete;
+    e.api_version = api_version;
+    e.kind = kind;
+    e.ns = ns;
+    e.name = name;
+    out_ << EventLine(e) << "\n";
+  }
+  // `count` synthetic nodes (8 GPUs) named <prefix>-1.., in `racks` racks.
+  void Nodes(int64_t t, int count, int racks, const std::string& prefix = "node") {
+    auto topology = apiserver::ParseTopology("rack=" + std::to_string(racks));
+    auto nodes = apiserver::MakeSyntheticNodes(
+        count, *ParseResourceList("cpu=64,memory=512Gi,nvidia.com/gpu=8"), *topology, prefix);
+    ASSERT_TRUE(nodes.ok());
+    for (const std::string& node : *nodes) {
+      Add(t, t == 0 ? TraceOp::kInit : TraceOp::kCreate, ReduceObject(json::parse(node)));
+    }
+  }
+  std::string str() const { return out_.str(); }
+
+ private:
+  std::ostringstream out_;
+};
+
+json GpuPod(const std::string& name, int gpus, const json& labels = json::object(),
+            const std::string& priority_class = "") {
+  json spec = {
+      {"schedulerName", "copse-scheduler"},
+      {"containers",
+       json::array(
+           {{{"name", "c"},
+             {"image", "pause"},
+             {"resources",
+              {{"requests",
+                {{"cpu", "1"}, {"memory", "1Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+               {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}};
+  if (!priority_class.empty()) spec["priorityClassName"] = priority_class;
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "trace"}, {"labels", labels}}},
+          {"spec", spec}};
+}
+
+std::vector<std::pair<int64_t, double>> Points(const std::vector<SeriesPoint>& series) {
+  std::vector<std::pair<int64_t, double>> out;
+  for (const SeriesPoint& p : series) out.emplace_back(p.t_ms, p.value);
+  return out;
+}
+
+// A recorded StatefulSet pod deleted and created again under its name, and a
+// Job's pod retried under its name while the replay still runs the first.
+// Each pod runs its own runtime; the name's earlier pod is Succeeded and
+// deleted when its runtime ends (or, still running in the replay, when the
+// trace creates the next one), so the create succeeds.
+TEST(ReplayTest, APodNameUsedAgainRunsEachPodsOwnRuntime) {
+  TraceText t(600'000);
+  t.Nodes(0, 2, 1);
+  t.Add(1'000, TraceOp::kCreate, GpuPod("web-0", 1));
+  t.Happened(1'000, TraceOp::kBound, "web-0", "node-1");
+  t.Happened(61'000, TraceOp::kEnd, "web-0");  // ran 60 s
+  t.Add(100'000, TraceOp::kCreate, GpuPod("web-0", 1));
+  t.Happened(100'000, TraceOp::kBound, "web-0", "node-1");
+  t.Add(200'000, TraceOp::kCreate, GpuPod("job-a", 2), 500'000);
+  t.Add(250'000, TraceOp::kCreate, GpuPod("job-a", 2), 10'000);
+  t.Happened(400'000, TraceOp::kEnd, "web-0");  // ran 300 s
+  const Trace trace = ParseText(t.str());
+  Result<ConfigResult> r = ReplayTrace(trace, ConfigFile("pack.yaml"), ReplayOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectInvariants(*r);
+  EXPECT_EQ(r->pods, 4);
+  EXPECT_EQ(r->pods_placed, 4);
+  EXPECT_EQ(r->victims, 0) << "the replay's own ends are not evictions";
+  std::vector<std::string> names;
+  for (const Decision& d : r->decisions) {
+    names.push_back(d.pod);
+    EXPECT_FALSE(d.node.empty()) << d.pod;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"trace/job-a", "trace/job-a#2", "trace/web-0",
+                                             "trace/web-0#2"}));
+  // GPUs in use: web-0 1 s..61 s, again 100 s..400 s (its own 300 s, not
+  // the first pod's 60 s); job-a from 200 s until its retry at 250 s, which
+  // runs 10 s.
+  EXPECT_EQ(Points(r->gpus_used), (std::vector<std::pair<int64_t, double>>{{0, 0},
+                                                                           {1'000, 1},
+                                                                           {61'000, 0},
+                                                                           {100'000, 1},
+                                                                           {200'000, 3},
+                                                                           {260'000, 1},
+                                                                           {400'000, 0}}));
 }
 
 }  // namespace
