@@ -1,3 +1,5 @@
+#include "replay/replayer.h"
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -20,7 +22,6 @@
 #include "kube/topology.h"
 #include "kube/workload.h"
 #include "kube/yaml.h"
-#include "replay/replayer.h"
 
 namespace copse::replay {
 
@@ -96,6 +97,7 @@ struct NodeState {
   std::string block;
   Requests allocatable;
   Requests used;
+  bool exists = true;  // false once the trace deleted it (kept for its rack and block)
 };
 
 // One occurrence of a pod: a name used again (a StatefulSet's pod, a Job's
@@ -157,6 +159,11 @@ class Run {
   Status Setup();
   Status ApplyInit(const TraceEvent& e);
   Status ApplyTraceEvent(const TraceEvent& e);
+  // A Node of the trace, at t = 0 or later, and a Node the trace deletes:
+  // the GPUs in the cluster and the racks gangs are counted in follow them.
+  void AddNode(const TraceEvent& e);
+  Status RemoveNode(const std::string& name);
+  void SetTotalGpus(int64_t total);
   // The pod's runtime is over: Succeeded, as its kubelet would report, then
   // deleted, as its owner would, so that the name may be used again.
   Status EndPod(size_t pod);
@@ -222,6 +229,7 @@ class Run {
   uint64_t end_seq_ = 0;
   int64_t victims_ = 0;
   int64_t total_gpus_ = 0;
+  std::vector<SeriesPoint> total_gpus_series_;  // GPUs in the cluster over time
   int64_t used_gpus_ = 0;
   ConfigResult result_;
 };
@@ -316,20 +324,54 @@ Status Run::ApplyInit(const TraceEvent& e) {
     return MakeError(created.error().code,
                      "trace " + e.kind + " " + e.name + ": " + created.error().message);
   }
-  if (e.kind == "Node") {
-    const json node = json::parse(e.object);
-    NodeState n;
-    const json labels = node["metadata"].value("labels", json::object());
-    n.rack = labels.value(trace_.header.rack_label, "");
-    n.block = labels.value(trace_.header.block_label, "");
-    const json alloc = node.value("status", json::object()).value("allocatable", json::object());
-    n.allocatable.cpu_milli = QuantityOf(alloc, "cpu", true);
-    n.allocatable.memory = QuantityOf(alloc, "memory", false);
-    n.allocatable.gpus = QuantityOf(alloc, trace_.header.gpu_resource.c_str(), false);
-    total_gpus_ += n.allocatable.gpus;
-    nodes_[e.name] = n;
-  }
+  if (e.kind == "Node") AddNode(e);
   return Status::Ok();
+}
+
+void Run::AddNode(const TraceEvent& e) {
+  const json node = json::parse(e.object);
+  NodeState n;
+  const json labels = node["metadata"].value("labels", json::object());
+  n.rack = labels.value(trace_.header.rack_label, "");
+  n.block = labels.value(trace_.header.block_label, "");
+  const json alloc = node.value("status", json::object()).value("allocatable", json::object());
+  n.allocatable.cpu_milli = QuantityOf(alloc, "cpu", true);
+  n.allocatable.memory = QuantityOf(alloc, "memory", false);
+  n.allocatable.gpus = QuantityOf(alloc, trace_.header.gpu_resource.c_str(), false);
+  int64_t total = total_gpus_ + n.allocatable.gpus;
+  if (auto old = nodes_.find(e.name); old != nodes_.end() && old->second.exists) {
+    total -= old->second.allocatable.gpus;  // created again without a delete
+    n.used = old->second.used;
+  }
+  nodes_[e.name] = n;
+  SetTotalGpus(total);
+}
+
+Status Run::RemoveNode(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || !it->second.exists) return Status::Ok();
+  // Its pods go with it, as the pod garbage collector deletes the pods of a
+  // node that no longer exists: they are not victims of the scheduler.
+  for (PodState& p : pods_) {
+    if (p.gone || p.bound_ms < 0 || p.node != name) continue;
+    p.ending = true;
+    if (Status s = DeletePodObject(p); !s.ok()) return s;
+  }
+  if (Status s = Observe(); !s.ok()) return s;
+  it->second.exists = false;
+  SetTotalGpus(total_gpus_ - it->second.allocatable.gpus);
+  return Status::Ok();
+}
+
+void Run::SetTotalGpus(int64_t total) {
+  total_gpus_ = total;
+  result_.total_gpus = std::max(result_.total_gpus, total);
+  const int64_t t = NowMs();
+  if (!total_gpus_series_.empty() && total_gpus_series_.back().t_ms == t) {
+    total_gpus_series_.back().value = static_cast<double>(total);
+  } else {
+    total_gpus_series_.push_back({t, static_cast<double>(total)});
+  }
 }
 
 Status Run::ApplyTraceEvent(const TraceEvent& e) {
@@ -341,6 +383,9 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
     del.grace_period_seconds = 0;
     if (auto it = current_.find(key); e.kind == "Pod" && it != current_.end()) {
       pods_[it->second].ending = true;
+    }
+    if (e.kind == "Node") {
+      if (Status s = RemoveNode(e.name); !s.ok()) return s;
     }
     Status s = io_->Run(client_->Delete(*ref, e.ns, e.name, del));
     if (!s.ok() && s.error().code != ErrorCode::kNotFound) return s;
@@ -397,6 +442,7 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
     return MakeError(created.error().code,
                      "creating " + e.kind + " " + key + ": " + created.error().message);
   }
+  if (e.kind == "Node") AddNode(e);
   return Status::Ok();
 }
 
@@ -527,6 +573,7 @@ void Run::Sample(std::optional<int64_t> t_ms) {
   const auto& shapes = waiting_shapes_;
   int64_t over = 0;
   for (const auto& [name, n] : nodes_) {
+    if (!n.exists) continue;
     if (n.used.gpus > n.allocatable.gpus || n.used.cpu_milli > n.allocatable.cpu_milli ||
         n.used.memory > n.allocatable.memory) {
       ++over;
@@ -536,6 +583,7 @@ void Run::Sample(std::optional<int64_t> t_ms) {
   int64_t stranded = 0;
   if (!shapes.empty()) {
     for (const auto& [name, n] : nodes_) {
+      if (!n.exists) continue;
       const int64_t free_gpus = n.allocatable.gpus - n.used.gpus;
       if (free_gpus <= 0) continue;
       bool fits = false;
@@ -591,7 +639,6 @@ Result<ConfigResult> Run::Go() {
   const auto wall_start = std::chrono::steady_clock::now();
   if (Status s = Setup(); !s.ok()) return s.error();
   result_.name = config_.name;
-  result_.total_gpus = total_gpus_;
   const std::vector<TraceEvent>& events = trace_.events;
   size_t i = 0;
   while (i < events.size() && events[i].op == TraceOp::kInit) ++i;
@@ -726,9 +773,10 @@ Result<ConfigResult> Run::Go() {
     if (racks.size() == 1 && !racks.begin()->empty()) ++result_.gangs_one_rack;
     if (blocks.size() == 1 && !blocks.begin()->empty()) ++result_.gangs_one_block;
   }
-  result_.mean_gpu_utilization = total_gpus_ > 0 ? TimeMean(result_.gpus_used, result_.end_ms) /
-                                                       static_cast<double>(total_gpus_)
-                                                 : 0;
+  // GPU-time used over GPU-time in the cluster: nodes come and go.
+  const double total_mean = TimeMean(total_gpus_series_, result_.end_ms);
+  result_.mean_gpu_utilization =
+      total_mean > 0 ? TimeMean(result_.gpus_used, result_.end_ms) / total_mean : 0;
   result_.mean_stranded_gpus = TimeMean(result_.gpus_stranded, result_.end_ms);
   result_.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

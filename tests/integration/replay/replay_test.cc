@@ -368,5 +368,59 @@ TEST(ReplayTest, APodNameUsedAgainRunsEachPodsOwnRuntime) {
                                                                            {400'000, 0}}));
 }
 
+// Nodes the trace adds and deletes after t = 0 count in the GPUs of the
+// cluster and in the racks gangs are placed in. Two full nodes at t = 0;
+// two more at 10 s, where a gang of two 8-GPU pods goes at 20 s; node-1 is
+// deleted at 200 s, and its pod with it (as the pod garbage collector would).
+TEST(ReplayTest, NodesAddedAndDeletedMidTraceCount) {
+  TraceText t(300'000);
+  t.Nodes(0, 2, 1);
+  t.Add(1'000, TraceOp::kCreate, GpuPod("s-0", 8), 1'000'000);
+  t.Add(2'000, TraceOp::kCreate, GpuPod("s-1", 8), 1'000'000);
+  t.Nodes(10'000, 2, 1, "late");
+  t.Add(20'000, TraceOp::kCreate,
+        {{"apiVersion", "scheduling.copse.dev/v1alpha1"},
+         {"kind", "PodGroup"},
+         {"metadata", {{"name", "g"}, {"namespace", "trace"}}},
+         {"spec", {{"minMember", 2}}}});
+  for (const char* name : {"g-0", "g-1"}) {
+    t.Add(20'000, TraceOp::kCreate, GpuPod(name, 8, {{"scheduling.copse.dev/pod-group", "g"}}),
+          100'000);
+  }
+  t.Delete(200'000, "v1", "Node", "", "node-1");
+  const Trace trace = ParseText(t.str());
+  Result<ConfigResult> r = ReplayTrace(trace, ConfigFile("pack.yaml"), ReplayOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExpectInvariants(*r);
+  EXPECT_EQ(r->total_gpus, 32) << "the most GPUs at once: 4 nodes of 8";
+  EXPECT_EQ(r->pods_placed, 4);
+  EXPECT_EQ(r->gangs_placed, 1);
+  EXPECT_EQ(r->gangs_one_rack, 1) << "the late nodes' rack counts";
+  EXPECT_EQ(r->victims, 0) << "a pod lost with its node is not the scheduler's victim";
+  for (const Decision& d : r->decisions) {
+    if (d.pod.starts_with("trace/g-")) {
+      EXPECT_TRUE(d.node.starts_with("late-")) << d.pod;
+    }
+  }
+  const auto used = Points(r->gpus_used);
+  ASSERT_GE(used.size(), 7u);
+  EXPECT_EQ(std::vector(used.begin(), used.begin() + 6),
+            (std::vector<std::pair<int64_t, double>>{
+                {0, 0}, {1'000, 8}, {2'000, 16}, {20'000, 32}, {120'000, 16}, {200'000, 8}}));
+  EXPECT_EQ(used.back().second, 0);
+  // GPU-time used over GPU-time in the cluster: 16 GPUs until 10 s, 32
+  // until 200 s, then 24.
+  double used_area = 0;
+  for (size_t i = 0; i < used.size(); ++i) {
+    const int64_t next = i + 1 < used.size() ? used[i + 1].first : r->end_ms;
+    used_area += used[i].second * static_cast<double>(next - used[i].first);
+  }
+  ASSERT_GT(r->end_ms, 200'000);
+  const double total_area =
+      16.0 * 10'000 + 32.0 * 190'000 + 24.0 * static_cast<double>(r->end_ms - 200'000);
+  EXPECT_NEAR(r->mean_gpu_utilization, used_area / total_area, 1e-9);
+  EXPECT_LE(r->mean_gpu_utilization, 1.0);
+}
+
 }  // namespace
 }  // namespace copse::replay
