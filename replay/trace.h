@@ -81,15 +81,18 @@ struct Trace {
 Result<Trace> ParseTrace(std::istream& in);
 Result<Trace> ReadTraceFile(const std::string& path);
 
-// What scheduling reads of an object, for the trace. Pods keep metadata
-// name, namespace, labels, scheduling annotations (copse.dev/*,
-// scheduling.*), ownerReferences' apiVersion, kind, name, uid and
-// controller; spec's schedulerName, priority, priorityClassName,
-// nodeSelector, affinity, tolerations, topologySpreadConstraints,
-// schedulingGroup, overhead, preemptionPolicy, schedulingGates, and per
-// container only name, image, resources and ports.
-// Nodes keep labels, taints, unschedulable, capacity, allocatable and the
-// Ready condition. Other kinds keep metadata name/namespace/labels and spec.
+// What scheduling reads of an object, for the trace (replay/README.md).
+// Every kind keeps metadata name, namespace, labels and the scheduling
+// annotations (keys starting copse.dev/, scheduling. or scheduler.grove.io/,
+// or containing .scheduling.). Pods also keep ownerReferences' apiVersion,
+// kind, name, uid and controller; spec's schedulerName, priority,
+// priorityClassName, nodeSelector, affinity, tolerations,
+// topologySpreadConstraints, schedulingGroup, overhead, preemptionPolicy,
+// schedulingGates, hostNetwork, runtimeClassName; and per container and init
+// container only name, image, resources, ports and restartPolicy.
+// Nodes keep taints, unschedulable, capacity, allocatable and the Ready
+// condition. Other kinds keep apiVersion, kind and spec (PriorityClasses
+// value, globalDefault and preemptionPolicy).
 nlohmann::json ReduceObject(const nlohmann::json& object);
 
 // One trace line each.
