@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "apiserver/apiserver.h"
+#include "apiserver/disruption.h"
 #include "apiserver/store.h"
 #include "core/clock.h"
 #include "core/quantity.h"
@@ -175,6 +176,10 @@ class Run {
   std::optional<size_t> OccurrenceOf(const api::ObjectVersion& object);
   // Drains the pod and PodGroup watches: records binds, evictions and deletions.
   Status Observe();
+  // The disruption controller's part, when the trace has PodDisruptionBudgets:
+  // each PDB's status (disruptionsAllowed, ...) recomputed for namespaces
+  // whose pods or budgets changed, as apiserver/disruption.h computes it.
+  Status SyncDisruptionBudgets();
   // Waits until the informers have seen every pod and PodGroup write and the
   // loop sleeps with no API write in flight, observing as it goes.
   Status WaitSettled();
@@ -212,8 +217,12 @@ class Run {
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<api::WatchStream> pod_watch_;
   std::shared_ptr<api::WatchStream> group_watch_;
+  std::shared_ptr<api::WatchStream> pdb_watch_;  // when the trace has PDBs
   uint64_t last_pod_rv_ = 0;
   uint64_t last_group_rv_ = 0;
+  uint64_t last_pdb_rv_ = 0;
+  bool has_pdbs_ = false;
+  std::set<std::string> pdb_dirty_;         // namespaces whose PDB status may be stale
   Clock::TimePoint next_timer_{};           // the scheduler's, as of the last settle
   Clock::TimePoint next_decision_timer_{};  // of those, the next that can place or evict
   bool runnable_ = false;                   // a unit was ready to run at the last settle
@@ -300,6 +309,16 @@ Status Run::Setup() {
   auto groups = store_->Watch(kube::resources::kCopsePodGroups, watch_options);
   if (!groups.ok()) return groups.error();
   group_watch_ = std::move(groups).value();
+  for (const TraceEvent& e : trace_.events) {
+    if (e.kind != "PodDisruptionBudget") continue;
+    has_pdbs_ = true;
+    pdb_dirty_.insert(e.ns);
+  }
+  if (has_pdbs_) {
+    auto pdbs = store_->Watch(kube::resources::kPodDisruptionBudgets, watch_options);
+    if (!pdbs.ok()) return pdbs.error();
+    pdb_watch_ = std::move(pdbs).value();
+  }
   // A recorded trace's initial pods, some bound already (spec.nodeName):
   // the pod watch sees them bound at t = 0.
   for (const TraceEvent& e : trace_.events) {
@@ -494,10 +513,19 @@ Status Run::Observe() {
   group_watch_->Take(&events);
   for (const api::WatchEvent& ev : events) last_group_rv_ = std::max(last_group_rv_, ev.rv);
   events.clear();
+  if (pdb_watch_) {
+    pdb_watch_->Take(&events);
+    for (const api::WatchEvent& ev : events) {
+      last_pdb_rv_ = std::max(last_pdb_rv_, ev.rv);
+      if (ev.object) pdb_dirty_.insert(ev.object->ns);
+    }
+    events.clear();
+  }
   pod_watch_->Take(&events);
   for (const api::WatchEvent& ev : events) {
     last_pod_rv_ = std::max(last_pod_rv_, ev.rv);
     if (!ev.object) continue;
+    if (has_pdbs_) pdb_dirty_.insert(ev.object->ns);
     const std::optional<size_t> occurrence = OccurrenceOf(*ev.object);
     if (!occurrence) continue;
     PodState& p = pods_[*occurrence];
@@ -514,6 +542,15 @@ Status Run::Observe() {
       }
       used_gpus_ += p.requests.gpus;
       if (p.runtime_ms >= 0) ends_.push(End{p.bound_ms + p.runtime_ms, end_seq_++, *occurrence});
+      if (has_pdbs_) {
+        // As its kubelet would, at once: Running and Ready, so that it
+        // counts as healthy for its disruption budgets.
+        auto running = store_->Patch(
+            kube::resources::kPods, ev.object->ns, ev.object->name, api::PatchType::kMerge,
+            R"({"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}})",
+            "status");
+        if (!running.ok() && running.error().code != ErrorCode::kNotFound) return running.error();
+      }
     }
     if (deleted || ev.object->deleting || ev.object->pod_terminal) {
       if (!p.ending && p.bound_ms >= 0) ++victims_;
@@ -537,19 +574,63 @@ Status Run::Observe() {
   return Status::Ok();
 }
 
+Status Run::SyncDisruptionBudgets() {
+  std::set<std::string> dirty;
+  dirty.swap(pdb_dirty_);
+  for (const std::string& ns : dirty) {
+    api::ListOptions list;
+    list.ns = ns;
+    auto pdbs = store_->List(kube::resources::kPodDisruptionBudgets, list);
+    if (!pdbs.ok()) return pdbs.error();
+    if (pdbs->items.empty()) continue;
+    auto pods = store_->List(kube::resources::kPods, list);
+    if (!pods.ok()) return pods.error();
+    for (const api::ObjectPtr& item : pdbs->items) {
+      const json pdb = json::parse(item->json, nullptr, false);
+      if (pdb.is_discarded()) continue;
+      const api::DisruptionStatus computed =
+          api::ComputeDisruption(pdb, pods->items).value_or(api::DisruptionStatus{});
+      const json old = pdb.value("status", json::object());
+      const json status = {{"observedGeneration", pdb["metadata"].value("generation", int64_t{0})},
+                           {"expectedPods", computed.expected_pods},
+                           {"currentHealthy", computed.current_healthy},
+                           {"desiredHealthy", computed.desired_healthy},
+                           {"disruptionsAllowed", computed.disruptions_allowed}};
+      bool same = true;
+      for (const auto& [key, value] : status.items())
+        same = same && old.value(key, json()) == value;
+      if (same) continue;
+      auto written =
+          store_->Patch(kube::resources::kPodDisruptionBudgets, ns, item->name,
+                        api::PatchType::kMerge, json{{"status", status}}.dump(), "status");
+      if (!written.ok() && written.error().code != ErrorCode::kNotFound) return written.error();
+    }
+  }
+  return Status::Ok();
+}
+
 Status Run::WaitSettled() {
   const auto deadline = std::chrono::steady_clock::now() + options_.step_timeout;
   while (true) {
     if (Status s = Observe(); !s.ok()) return s;
+    if (!pdb_dirty_.empty()) {
+      // Statuses the scheduler must see before its next cycle, as it would
+      // once kube's disruption controller caught up.
+      if (Status s = SyncDisruptionBudgets(); !s.ok()) return s;
+      if (Status s = Observe(); !s.ok()) return s;
+    }
     const uint64_t pod_rv = last_pod_rv_;
     const uint64_t group_rv = last_group_rv_;
+    const uint64_t pdb_rv = last_pdb_rv_;
     const scheduler::SchedulerIdleState state = sched_->IdleState();
     const bool seen = ParseRv(state.pods_resource_version) >= pod_rv &&
-                      ParseRv(state.copse_pod_groups_resource_version) >= group_rv;
+                      ParseRv(state.copse_pod_groups_resource_version) >= group_rv &&
+                      ParseRv(state.pdbs_resource_version) >= pdb_rv;
     if (seen && state.idle) {
       // Nothing new was written meanwhile (a bind answered after the check).
       if (Status s = Observe(); !s.ok()) return s;
-      if (last_pod_rv_ == pod_rv && last_group_rv_ == group_rv) {
+      if (last_pod_rv_ == pod_rv && last_group_rv_ == group_rv && last_pdb_rv_ == pdb_rv &&
+          pdb_dirty_.empty()) {
         next_timer_ = state.next_timer;
         next_decision_timer_ = state.next_decision_timer;
         runnable_ = state.runnable;
@@ -718,6 +799,7 @@ Result<ConfigResult> Run::Go() {
   sched_->Stop();
   pod_watch_->Close();
   group_watch_->Close();
+  if (pdb_watch_) pdb_watch_->Close();
   server_->Stop();
 
   std::map<std::string, std::vector<double>> waits;

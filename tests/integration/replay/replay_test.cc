@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -420,6 +421,65 @@ TEST(ReplayTest, NodesAddedAndDeletedMidTraceCount) {
       16.0 * 10'000 + 32.0 * 190'000 + 24.0 * static_cast<double>(r->end_ms - 200'000);
   EXPECT_NEAR(r->mean_gpu_utilization, used_area / total_area, 1e-9);
   EXPECT_LE(r->mean_gpu_utilization, 1.0);
+}
+
+// PodDisruptionBudgets are live in a replay: their status is computed as
+// kube's disruption controller does (bound pods are Running and Ready at
+// once). Two full nodes: one holds "covered" (priority 100, the budget's
+// pod), the other "other" (priority 200). A priority-1000 pod must preempt
+// one. Preemption picks the node whose victims violate no budget, then the
+// one with the lowest-priority victim: "covered" when its budget allows a
+// disruption, "other" when the budget keeps every covered pod.
+std::string PdbTrace(const json& pdb_spec) {
+  TraceText t(120'000);
+  for (auto [name, value] :
+       {std::pair{"low", 100}, std::pair{"mid", 200}, std::pair{"high", 1000}}) {
+    t.Add(0, TraceOp::kInit,
+          {{"apiVersion", "scheduling.k8s.io/v1"},
+           {"kind", "PriorityClass"},
+           {"metadata", {{"name", name}}},
+           {"value", value}});
+  }
+  t.Nodes(0, 2, 1);
+  t.Add(0, TraceOp::kInit,
+        {{"apiVersion", "policy/v1"},
+         {"kind", "PodDisruptionBudget"},
+         {"metadata", {{"name", "db"}, {"namespace", "trace"}}},
+         {"spec", pdb_spec}});
+  t.Add(1'000, TraceOp::kCreate, GpuPod("covered", 8, {{"app", "db"}}, "low"));
+  t.Add(2'000, TraceOp::kCreate, GpuPod("other", 8, json::object(), "mid"));
+  t.Add(10'000, TraceOp::kCreate, GpuPod("urgent", 8, json::object(), "high"));
+  return t.str();
+}
+
+TEST(ReplayTest, DisruptionBudgetsDecideWhichPodPreemptionTakes) {
+  const json selector = {{"matchLabels", {{"app", "db"}}}};
+  struct Case {
+    const char* what;
+    json spec;
+    const char* victim;
+  } cases[] = {
+      {"maxUnavailable 1 allows one disruption",
+       {{"maxUnavailable", 1}, {"selector", selector}},
+       "trace/covered"},
+      {"minAvailable 1 keeps the one covered pod",
+       {{"minAvailable", 1}, {"selector", selector}},
+       "trace/other"},
+  };
+  for (const Case& c : cases) {
+    const Trace trace = ParseText(PdbTrace(c.spec));
+    Result<ConfigResult> r = ReplayTrace(trace, ConfigFile("pack.yaml"), ReplayOptions{});
+    ASSERT_TRUE(r.ok()) << c.what << ": " << r.error().message;
+    ExpectInvariants(*r);
+    std::map<std::string, Decision> by_pod;
+    for (const Decision& d : r->decisions) by_pod[d.pod] = d;
+    ASSERT_EQ(by_pod.size(), 3u);
+    EXPECT_EQ(r->victims, 1) << c.what;
+    EXPECT_GE(r->preemption_attempts, 1) << c.what;
+    ASSERT_FALSE(by_pod["trace/urgent"].node.empty()) << c.what << ": urgent never placed";
+    EXPECT_EQ(by_pod["trace/urgent"].node, by_pod[c.victim].node)
+        << c.what << ": urgent should take " << c.victim << "'s node";
+  }
 }
 
 }  // namespace
