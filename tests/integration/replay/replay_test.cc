@@ -482,5 +482,33 @@ TEST(ReplayTest, DisruptionBudgetsDecideWhichPodPreemptionTakes) {
   }
 }
 
+// --speed N paces the replay at N times the trace's pace: a trace whose last
+// event is at 100 s takes at least 1 s of real time at speed 100 (a lower
+// bound only; the upper bound is generous), and decides as the virtual
+// clock does.
+TEST(ReplayTest, SpeedPacesTheReplayInRealTime) {
+  TraceText t(100'000);
+  t.Nodes(0, 2, 1);
+  for (int i = 0; i < 5; ++i) {
+    t.Add(25'000 * i, i == 0 ? TraceOp::kInit : TraceOp::kCreate,
+          GpuPod("p-" + std::to_string(i), 1), 30'000);
+  }
+  const Trace trace = ParseText(t.str());
+  ReplayOptions paced;
+  paced.speed = 100;
+  const auto start = std::chrono::steady_clock::now();
+  Result<ConfigResult> r = ReplayTrace(trace, ConfigFile("pack.yaml"), paced);
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GE(elapsed, 1.0) << "100 s of trace at speed 100";
+  EXPECT_GE(r->wall_seconds, 1.0);
+  EXPECT_LT(elapsed, 120.0);
+  EXPECT_EQ(r->pods_placed, 5);
+  Result<ConfigResult> fast = ReplayTrace(trace, ConfigFile("pack.yaml"), ReplayOptions{});
+  ASSERT_TRUE(fast.ok()) << fast.error().message;
+  ExpectSameDecisions(*r, *fast);
+}
+
 }  // namespace
 }  // namespace copse::replay
