@@ -18,7 +18,7 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 11> kScenarios{{
+  static const std::array<Scenario, 12> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench, false, false},
@@ -55,6 +55,10 @@ std::span<const Scenario> Scenarios() {
        "50,000 nodes in zones, blocks and racks; 500,000 pods (70% single, 30% in gangs of 8-64 "
        "with a required rack), end to end; peak RSS and RSS per node and per pod",
        &RunScaleBench},
+      {"replay",
+       "copse replay of a synthetic 24-hour trace (2,000 nodes x 8 GPUs, ~100k pods) under "
+       "pack.yaml and spread.yaml (or --config): seconds, CPU, steps and peak RSS per config",
+       &RunReplayBench},
   }};
   return kScenarios;
 }

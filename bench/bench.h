@@ -134,5 +134,6 @@ Result<BenchResult> RunGroveBench(const BenchOptions& options, Progress& progres
 Result<BenchResult> RunQualityBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunQualityBurstBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunScaleBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunReplayBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "apiserver/apiserver.h"
+#include "apiserver/disruption.h"
 #include "apiserver/store.h"
 #include "core/clock.h"
 #include "core/quantity.h"
@@ -97,9 +98,15 @@ struct NodeState {
   std::string block;
   Requests allocatable;
   Requests used;
+  bool exists = true;  // false once the trace deleted it (kept for its rack and block)
 };
 
+// One occurrence of a pod: a name used again (a StatefulSet's pod, a Job's
+// retry) is another occurrence, with its own runtime and figures.
 struct PodState {
+  std::string key;     // namespace/name
+  int occurrence = 1;  // 1 for the first pod of that name, 2 for the next, ...
+  std::string uid;     // the replay's object, once observed
   int64_t created_ms = 0;
   std::string priority;  // priorityClassName
   std::string group;     // namespace/name of its gang, "" alone
@@ -108,18 +115,19 @@ struct PodState {
   int64_t bound_ms = -1;
   int64_t runtime_ms = -1;  // -1: runs until the end
   bool gone = false;        // ended, deleted or evicted
+  bool ending = false;      // the replay ended or deleted it (not a victim)
 };
 
 struct GroupState {
   int64_t min_member = 1;
-  std::vector<std::string> members;
+  std::vector<size_t> members;  // occurrences (Run::pods_)
 };
 
 // A pod's end, ordered by time then by the order binds were seen.
 struct End {
   int64_t t_ms;
   uint64_t seq;
-  std::string pod;
+  size_t pod;  // occurrence (Run::pods_)
   bool operator>(const End& o) const { return std::tie(t_ms, seq) > std::tie(o.t_ms, o.seq); }
 };
 
@@ -152,11 +160,26 @@ class Run {
   Status Setup();
   Status ApplyInit(const TraceEvent& e);
   Status ApplyTraceEvent(const TraceEvent& e);
-  Status EndPod(const std::string& key);
+  // A Node of the trace, at t = 0 or later, and a Node the trace deletes:
+  // the GPUs in the cluster and the racks gangs are counted in follow them.
+  void AddNode(const TraceEvent& e);
+  Status RemoveNode(const std::string& name);
+  void SetTotalGpus(int64_t total);
+  // The pod's runtime is over: Succeeded, as its kubelet would report, then
+  // deleted, as its owner would, so that the name may be used again.
+  Status EndPod(size_t pod);
+  // Deletes a pod's object at once (grace period 0).
+  Status DeletePodObject(const PodState& p);
   // Deletes a terminating (evicted) pod for good, as its kubelet would.
-  Status FinishDeletion(const std::string& key);
+  Status FinishDeletion(size_t pod) { return DeletePodObject(pods_[pod]); }
+  // The occurrence a watched pod object is, by uid; nullopt for none.
+  std::optional<size_t> OccurrenceOf(const api::ObjectVersion& object);
   // Drains the pod and PodGroup watches: records binds, evictions and deletions.
   Status Observe();
+  // The disruption controller's part, when the trace has PodDisruptionBudgets:
+  // each PDB's status (disruptionsAllowed, ...) recomputed for namespaces
+  // whose pods or budgets changed, as apiserver/disruption.h computes it.
+  Status SyncDisruptionBudgets();
   // Waits until the informers have seen every pod and PodGroup write and the
   // loop sleeps with no API write in flight, observing as it goes.
   Status WaitSettled();
@@ -194,22 +217,28 @@ class Run {
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<api::WatchStream> pod_watch_;
   std::shared_ptr<api::WatchStream> group_watch_;
+  std::shared_ptr<api::WatchStream> pdb_watch_;  // when the trace has PDBs
   uint64_t last_pod_rv_ = 0;
   uint64_t last_group_rv_ = 0;
+  uint64_t last_pdb_rv_ = 0;
+  bool has_pdbs_ = false;
+  std::set<std::string> pdb_dirty_;         // namespaces whose PDB status may be stale
   Clock::TimePoint next_timer_{};           // the scheduler's, as of the last settle
   Clock::TimePoint next_decision_timer_{};  // of those, the next that can place or evict
   bool runnable_ = false;                   // a unit was ready to run at the last settle
 
   std::unordered_map<std::string, NodeState> nodes_;
-  std::unordered_map<std::string, PodState> pods_;
+  std::vector<PodState> pods_;                       // every occurrence, in create order
+  std::unordered_map<std::string, size_t> current_;  // namespace/name -> its latest occurrence
+  std::unordered_map<std::string, size_t> by_uid_;   // uid -> occurrence
   std::unordered_map<std::string, GroupState> groups_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> waiting_shapes_;  // -> pods
   int64_t waiting_pods_ = 0;
-  std::set<std::string> ending_;  // pods the replay deleted itself
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
   uint64_t end_seq_ = 0;
   int64_t victims_ = 0;
   int64_t total_gpus_ = 0;
+  std::vector<SeriesPoint> total_gpus_series_;  // GPUs in the cluster over time
   int64_t used_gpus_ = 0;
   ConfigResult result_;
 };
@@ -280,6 +309,16 @@ Status Run::Setup() {
   auto groups = store_->Watch(kube::resources::kCopsePodGroups, watch_options);
   if (!groups.ok()) return groups.error();
   group_watch_ = std::move(groups).value();
+  for (const TraceEvent& e : trace_.events) {
+    if (e.kind != "PodDisruptionBudget") continue;
+    has_pdbs_ = true;
+    pdb_dirty_.insert(e.ns);
+  }
+  if (has_pdbs_) {
+    auto pdbs = store_->Watch(kube::resources::kPodDisruptionBudgets, watch_options);
+    if (!pdbs.ok()) return pdbs.error();
+    pdb_watch_ = std::move(pdbs).value();
+  }
   // A recorded trace's initial pods, some bound already (spec.nodeName):
   // the pod watch sees them bound at t = 0.
   for (const TraceEvent& e : trace_.events) {
@@ -304,20 +343,54 @@ Status Run::ApplyInit(const TraceEvent& e) {
     return MakeError(created.error().code,
                      "trace " + e.kind + " " + e.name + ": " + created.error().message);
   }
-  if (e.kind == "Node") {
-    const json node = json::parse(e.object);
-    NodeState n;
-    const json labels = node["metadata"].value("labels", json::object());
-    n.rack = labels.value(trace_.header.rack_label, "");
-    n.block = labels.value(trace_.header.block_label, "");
-    const json alloc = node.value("status", json::object()).value("allocatable", json::object());
-    n.allocatable.cpu_milli = QuantityOf(alloc, "cpu", true);
-    n.allocatable.memory = QuantityOf(alloc, "memory", false);
-    n.allocatable.gpus = QuantityOf(alloc, trace_.header.gpu_resource.c_str(), false);
-    total_gpus_ += n.allocatable.gpus;
-    nodes_[e.name] = n;
-  }
+  if (e.kind == "Node") AddNode(e);
   return Status::Ok();
+}
+
+void Run::AddNode(const TraceEvent& e) {
+  const json node = json::parse(e.object);
+  NodeState n;
+  const json labels = node["metadata"].value("labels", json::object());
+  n.rack = labels.value(trace_.header.rack_label, "");
+  n.block = labels.value(trace_.header.block_label, "");
+  const json alloc = node.value("status", json::object()).value("allocatable", json::object());
+  n.allocatable.cpu_milli = QuantityOf(alloc, "cpu", true);
+  n.allocatable.memory = QuantityOf(alloc, "memory", false);
+  n.allocatable.gpus = QuantityOf(alloc, trace_.header.gpu_resource.c_str(), false);
+  int64_t total = total_gpus_ + n.allocatable.gpus;
+  if (auto old = nodes_.find(e.name); old != nodes_.end() && old->second.exists) {
+    total -= old->second.allocatable.gpus;  // created again without a delete
+    n.used = old->second.used;
+  }
+  nodes_[e.name] = n;
+  SetTotalGpus(total);
+}
+
+Status Run::RemoveNode(const std::string& name) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end() || !it->second.exists) return Status::Ok();
+  // Its pods go with it, as the pod garbage collector deletes the pods of a
+  // node that no longer exists: they are not victims of the scheduler.
+  for (PodState& p : pods_) {
+    if (p.gone || p.bound_ms < 0 || p.node != name) continue;
+    p.ending = true;
+    if (Status s = DeletePodObject(p); !s.ok()) return s;
+  }
+  if (Status s = Observe(); !s.ok()) return s;
+  it->second.exists = false;
+  SetTotalGpus(total_gpus_ - it->second.allocatable.gpus);
+  return Status::Ok();
+}
+
+void Run::SetTotalGpus(int64_t total) {
+  total_gpus_ = total;
+  result_.total_gpus = std::max(result_.total_gpus, total);
+  const int64_t t = NowMs();
+  if (!total_gpus_series_.empty() && total_gpus_series_.back().t_ms == t) {
+    total_gpus_series_.back().value = static_cast<double>(total);
+  } else {
+    total_gpus_series_.push_back({t, static_cast<double>(total)});
+  }
 }
 
 Status Run::ApplyTraceEvent(const TraceEvent& e) {
@@ -327,7 +400,12 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
   if (e.op == TraceOp::kDelete) {
     kube::DeleteOptions del;
     del.grace_period_seconds = 0;
-    if (e.kind == "Pod") ending_.insert(key);
+    if (auto it = current_.find(key); e.kind == "Pod" && it != current_.end()) {
+      pods_[it->second].ending = true;
+    }
+    if (e.kind == "Node") {
+      if (Status s = RemoveNode(e.name); !s.ok()) return s;
+    }
     Status s = io_->Run(client_->Delete(*ref, e.ns, e.name, del));
     if (!s.ok() && s.error().code != ErrorCode::kNotFound) return s;
     return Status::Ok();
@@ -335,6 +413,7 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
   if (e.kind == "Pod") {
     const json pod = json::parse(e.object);
     PodState p;
+    p.key = key;
     p.created_ms = NowMs();
     p.priority = pod["spec"].value("priorityClassName", "");
     p.requests = PodRequests(pod, trace_.header.gpu_resource);
@@ -345,14 +424,27 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
     }
     if (!group.empty()) {
       p.group = e.ns + "/" + group;
-      groups_[p.group].members.push_back(key);
+      groups_[p.group].members.push_back(pods_.size());
     }
-    if (auto it = trace_.runtimes.find(key); it != trace_.runtimes.end()) p.runtime_ms = it->second;
-    if (auto old = pods_.find(key); old != pods_.end() && Waiting(old->second)) {
-      CountWaiting(old->second, -1);  // a name used again
+    if (e.runtime_ms) p.runtime_ms = *e.runtime_ms;
+    if (auto old = current_.find(key); old != current_.end()) {
+      // A name used again. In the recorded cluster the previous pod was gone
+      // by now (its owner deleted it); in the replay it may still run (bound
+      // later than there) or wait: it ends now, so the create succeeds.
+      if (Status s = Observe(); !s.ok()) return s;  // its uid is known
+      PodState& prev = pods_[old->second];
+      p.occurrence = prev.occurrence + 1;
+      if (!prev.gone && prev.bound_ms >= 0) {
+        if (Status s = EndPod(old->second); !s.ok()) return s;
+      } else if (!prev.gone) {
+        prev.ending = true;
+        if (Status s = DeletePodObject(prev); !s.ok()) return s;
+      }
+      if (Status s = Observe(); !s.ok()) return s;
     }
     CountWaiting(p, +1);
-    pods_[key] = std::move(p);
+    current_[key] = pods_.size();
+    pods_.push_back(std::move(p));
   } else if (e.kind == "PodGroup") {
     const json group = json::parse(e.object);
     const json spec = group.value("spec", json::object());
@@ -369,33 +461,51 @@ Status Run::ApplyTraceEvent(const TraceEvent& e) {
     return MakeError(created.error().code,
                      "creating " + e.kind + " " + key + ": " + created.error().message);
   }
+  if (e.kind == "Node") AddNode(e);
   return Status::Ok();
 }
 
-Status Run::EndPod(const std::string& key) {
-  PodState& p = pods_[key];
+Status Run::EndPod(size_t pod) {
+  PodState& p = pods_[pod];
   if (p.gone) return Status::Ok();
-  ending_.insert(key);
-  // As its kubelet would: the pod's containers exit and it is Succeeded. A
-  // finished pod still counts for its gang (gang recovery would evict the
-  // rest of a gang whose finished members were deleted instead).
-  const size_t slash = key.find('/');
+  p.ending = true;
+  // As its kubelet would: the pod's containers exit and it is Succeeded.
+  // The scheduler sees it finish before it is deleted, so it still counts
+  // for its gang (gang recovery keeps finished members, not deleted ones).
+  const size_t slash = p.key.find('/');
   auto finished =
-      store_->Patch(kube::resources::kPods, key.substr(0, slash), key.substr(slash + 1),
+      store_->Patch(kube::resources::kPods, p.key.substr(0, slash), p.key.substr(slash + 1),
                     api::PatchType::kMerge, R"({"status":{"phase":"Succeeded"}})", "status");
   if (!finished.ok() && finished.error().code != ErrorCode::kNotFound) return finished.error();
+  // Then as its owner would (a Job's TTL, a StatefulSet replacing it): the
+  // name is free for the pod the trace creates next under it.
+  return DeletePodObject(p);
+}
+
+Status Run::DeletePodObject(const PodState& p) {
+  api::DeleteOptions del;
+  del.grace_period_seconds = 0;
+  // Only this occurrence's object: never a later pod of the same name.
+  if (!p.uid.empty()) del.precondition_uid = p.uid;
+  const size_t slash = p.key.find('/');
+  auto deleted =
+      store_->Delete(kube::resources::kPods, p.key.substr(0, slash), p.key.substr(slash + 1), del);
+  if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound &&
+      deleted.error().code != ErrorCode::kConflict) {
+    return deleted.error();
+  }
   return Status::Ok();
 }
 
-Status Run::FinishDeletion(const std::string& key) {
-  ending_.insert(key);
-  api::DeleteOptions del;
-  del.grace_period_seconds = 0;
-  const size_t slash = key.find('/');
-  auto deleted =
-      store_->Delete(kube::resources::kPods, key.substr(0, slash), key.substr(slash + 1), del);
-  if (!deleted.ok() && deleted.error().code != ErrorCode::kNotFound) return deleted.error();
-  return Status::Ok();
+std::optional<size_t> Run::OccurrenceOf(const api::ObjectVersion& object) {
+  if (auto it = by_uid_.find(object.uid); it != by_uid_.end()) return it->second;
+  // A uid not seen yet is the newest occurrence of its name: each pod's
+  // first event is observed before another of that name is created.
+  auto it = current_.find(object.ns + "/" + object.name);
+  if (it == current_.end() || !pods_[it->second].uid.empty()) return std::nullopt;
+  pods_[it->second].uid = object.uid;
+  by_uid_.emplace(object.uid, it->second);
+  return it->second;
 }
 
 Status Run::Observe() {
@@ -403,14 +513,22 @@ Status Run::Observe() {
   group_watch_->Take(&events);
   for (const api::WatchEvent& ev : events) last_group_rv_ = std::max(last_group_rv_, ev.rv);
   events.clear();
+  if (pdb_watch_) {
+    pdb_watch_->Take(&events);
+    for (const api::WatchEvent& ev : events) {
+      last_pdb_rv_ = std::max(last_pdb_rv_, ev.rv);
+      if (ev.object) pdb_dirty_.insert(ev.object->ns);
+    }
+    events.clear();
+  }
   pod_watch_->Take(&events);
   for (const api::WatchEvent& ev : events) {
     last_pod_rv_ = std::max(last_pod_rv_, ev.rv);
     if (!ev.object) continue;
-    const std::string key = ev.object->ns + "/" + ev.object->name;
-    auto it = pods_.find(key);
-    if (it == pods_.end()) continue;
-    PodState& p = it->second;
+    if (has_pdbs_) pdb_dirty_.insert(ev.object->ns);
+    const std::optional<size_t> occurrence = OccurrenceOf(*ev.object);
+    if (!occurrence) continue;
+    PodState& p = pods_[*occurrence];
     if (p.gone) continue;
     const bool deleted = ev.type == api::WatchEventType::kDeleted;
     if (!deleted && p.bound_ms < 0 && !ev.object->node_name.empty()) {
@@ -423,11 +541,19 @@ Status Run::Observe() {
         n->second.used.gpus += p.requests.gpus;
       }
       used_gpus_ += p.requests.gpus;
-      if (p.runtime_ms >= 0) ends_.push(End{p.bound_ms + p.runtime_ms, end_seq_++, key});
+      if (p.runtime_ms >= 0) ends_.push(End{p.bound_ms + p.runtime_ms, end_seq_++, *occurrence});
+      if (has_pdbs_) {
+        // As its kubelet would, at once: Running and Ready, so that it
+        // counts as healthy for its disruption budgets.
+        auto running = store_->Patch(
+            kube::resources::kPods, ev.object->ns, ev.object->name, api::PatchType::kMerge,
+            R"({"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}})",
+            "status");
+        if (!running.ok() && running.error().code != ErrorCode::kNotFound) return running.error();
+      }
     }
     if (deleted || ev.object->deleting || ev.object->pod_terminal) {
-      const bool ours = ending_.contains(key);
-      if (!ours && p.bound_ms >= 0) ++victims_;
+      if (!p.ending && p.bound_ms >= 0) ++victims_;
       if (p.bound_ms < 0) CountWaiting(p, -1);
       p.gone = true;
       if (p.bound_ms >= 0) {
@@ -440,9 +566,44 @@ Status Run::Observe() {
       }
       // An evicted pod is terminating: the replay plays its kubelet.
       if (!deleted && ev.object->deleting) {
-        if (Status s = FinishDeletion(key); !s.ok()) return s;
+        if (Status s = FinishDeletion(*occurrence); !s.ok()) return s;
         p.gone = true;
       }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Run::SyncDisruptionBudgets() {
+  std::set<std::string> dirty;
+  dirty.swap(pdb_dirty_);
+  for (const std::string& ns : dirty) {
+    api::ListOptions list;
+    list.ns = ns;
+    auto pdbs = store_->List(kube::resources::kPodDisruptionBudgets, list);
+    if (!pdbs.ok()) return pdbs.error();
+    if (pdbs->items.empty()) continue;
+    auto pods = store_->List(kube::resources::kPods, list);
+    if (!pods.ok()) return pods.error();
+    for (const api::ObjectPtr& item : pdbs->items) {
+      const json pdb = json::parse(item->json, nullptr, false);
+      if (pdb.is_discarded()) continue;
+      const api::DisruptionStatus computed =
+          api::ComputeDisruption(pdb, pods->items).value_or(api::DisruptionStatus{});
+      const json old = pdb.value("status", json::object());
+      const json status = {{"observedGeneration", pdb["metadata"].value("generation", int64_t{0})},
+                           {"expectedPods", computed.expected_pods},
+                           {"currentHealthy", computed.current_healthy},
+                           {"desiredHealthy", computed.desired_healthy},
+                           {"disruptionsAllowed", computed.disruptions_allowed}};
+      bool same = true;
+      for (const auto& [key, value] : status.items())
+        same = same && old.value(key, json()) == value;
+      if (same) continue;
+      auto written =
+          store_->Patch(kube::resources::kPodDisruptionBudgets, ns, item->name,
+                        api::PatchType::kMerge, json{{"status", status}}.dump(), "status");
+      if (!written.ok() && written.error().code != ErrorCode::kNotFound) return written.error();
     }
   }
   return Status::Ok();
@@ -452,15 +613,24 @@ Status Run::WaitSettled() {
   const auto deadline = std::chrono::steady_clock::now() + options_.step_timeout;
   while (true) {
     if (Status s = Observe(); !s.ok()) return s;
+    if (!pdb_dirty_.empty()) {
+      // Statuses the scheduler must see before its next cycle, as it would
+      // once kube's disruption controller caught up.
+      if (Status s = SyncDisruptionBudgets(); !s.ok()) return s;
+      if (Status s = Observe(); !s.ok()) return s;
+    }
     const uint64_t pod_rv = last_pod_rv_;
     const uint64_t group_rv = last_group_rv_;
+    const uint64_t pdb_rv = last_pdb_rv_;
     const scheduler::SchedulerIdleState state = sched_->IdleState();
     const bool seen = ParseRv(state.pods_resource_version) >= pod_rv &&
-                      ParseRv(state.copse_pod_groups_resource_version) >= group_rv;
+                      ParseRv(state.copse_pod_groups_resource_version) >= group_rv &&
+                      ParseRv(state.pdbs_resource_version) >= pdb_rv;
     if (seen && state.idle) {
       // Nothing new was written meanwhile (a bind answered after the check).
       if (Status s = Observe(); !s.ok()) return s;
-      if (last_pod_rv_ == pod_rv && last_group_rv_ == group_rv) {
+      if (last_pod_rv_ == pod_rv && last_group_rv_ == group_rv && last_pdb_rv_ == pdb_rv &&
+          pdb_dirty_.empty()) {
         next_timer_ = state.next_timer;
         next_decision_timer_ = state.next_decision_timer;
         runnable_ = state.runnable;
@@ -484,6 +654,7 @@ void Run::Sample(std::optional<int64_t> t_ms) {
   const auto& shapes = waiting_shapes_;
   int64_t over = 0;
   for (const auto& [name, n] : nodes_) {
+    if (!n.exists) continue;
     if (n.used.gpus > n.allocatable.gpus || n.used.cpu_milli > n.allocatable.cpu_milli ||
         n.used.memory > n.allocatable.memory) {
       ++over;
@@ -493,6 +664,7 @@ void Run::Sample(std::optional<int64_t> t_ms) {
   int64_t stranded = 0;
   if (!shapes.empty()) {
     for (const auto& [name, n] : nodes_) {
+      if (!n.exists) continue;
       const int64_t free_gpus = n.allocatable.gpus - n.used.gpus;
       if (free_gpus <= 0) continue;
       bool fits = false;
@@ -548,7 +720,6 @@ Result<ConfigResult> Run::Go() {
   const auto wall_start = std::chrono::steady_clock::now();
   if (Status s = Setup(); !s.ok()) return s.error();
   result_.name = config_.name;
-  result_.total_gpus = total_gpus_;
   const std::vector<TraceEvent>& events = trace_.events;
   size_t i = 0;
   while (i < events.size() && events[i].op == TraceOp::kInit) ++i;
@@ -558,8 +729,16 @@ Result<ConfigResult> Run::Go() {
   std::optional<int64_t> quiet_since;
   while (true) {
     const int64_t now = NowMs();
+    if (options_.timeout.count() > 0 &&
+        std::chrono::steady_clock::now() - wall_start > options_.timeout) {
+      return MakeError(ErrorCode::kTimeout, "replay " + config_.name + ": did not finish within " +
+                                                std::to_string(options_.timeout.count()) +
+                                                "s (at t=" + std::to_string(now / 1000) + "s of " +
+                                                std::to_string(trace_.header.duration_ms / 1000) +
+                                                "s)");
+    }
     while (!ends_.empty() && ends_.top().t_ms <= now) {
-      const std::string pod = ends_.top().pod;
+      const size_t pod = ends_.top().pod;
       ends_.pop();
       if (Status s = EndPod(pod); !s.ok()) return s.error();
     }
@@ -620,11 +799,12 @@ Result<ConfigResult> Run::Go() {
   sched_->Stop();
   pod_watch_->Close();
   group_watch_->Close();
+  if (pdb_watch_) pdb_watch_->Close();
   server_->Stop();
 
   std::map<std::string, std::vector<double>> waits;
   std::vector<double> all_waits;
-  for (const auto& [key, p] : pods_) {
+  for (const PodState& p : pods_) {
     ++result_.pods;
     WaitFigures& w = result_.wait_by_priority[p.priority];
     ++w.pods;
@@ -636,7 +816,11 @@ Result<ConfigResult> Run::Go() {
       waits[p.priority].push_back(static_cast<double>(p.bound_ms - p.created_ms));
       all_waits.push_back(static_cast<double>(p.bound_ms - p.created_ms));
     }
-    result_.decisions.push_back({key, p.node, p.bound_ms});
+    // A name used again: its later pods are "ns/name#2", ... (create order,
+    // the same in every replay of the trace).
+    result_.decisions.push_back(
+        {p.occurrence == 1 ? p.key : p.key + "#" + std::to_string(p.occurrence), p.node,
+         p.bound_ms});
   }
   std::sort(result_.decisions.begin(), result_.decisions.end(),
             [](const Decision& a, const Decision& b) { return a.pod < b.pod; });
@@ -655,7 +839,7 @@ Result<ConfigResult> Run::Go() {
     ++result_.gangs;
     std::set<std::string> racks, blocks;
     int64_t bound = 0;
-    for (const std::string& member : g.members) {
+    for (const size_t member : g.members) {
       const PodState& p = pods_[member];
       if (p.bound_ms < 0) continue;
       ++bound;
@@ -671,9 +855,10 @@ Result<ConfigResult> Run::Go() {
     if (racks.size() == 1 && !racks.begin()->empty()) ++result_.gangs_one_rack;
     if (blocks.size() == 1 && !blocks.begin()->empty()) ++result_.gangs_one_block;
   }
-  result_.mean_gpu_utilization = total_gpus_ > 0 ? TimeMean(result_.gpus_used, result_.end_ms) /
-                                                       static_cast<double>(total_gpus_)
-                                                 : 0;
+  // GPU-time used over GPU-time in the cluster: nodes come and go.
+  const double total_mean = TimeMean(total_gpus_series_, result_.end_ms);
+  result_.mean_gpu_utilization =
+      total_mean > 0 ? TimeMean(result_.gpus_used, result_.end_ms) / total_mean : 0;
   result_.mean_stranded_gpus = TimeMean(result_.gpus_stranded, result_.end_ms);
   result_.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();

@@ -13,11 +13,14 @@
 //   2. Steps, in time order. At each step the scheduler is paused (it applies
 //      events but starts no cycle), the step's writes happen — trace creates
 //      and deletes over HTTP in trace order, pods whose runtime is over
-//      deleted in the Store (the kubelet's part, as the node simulator
-//      writes) — and once its informers have seen them the scheduler runs
-//      until idle (no unit it may run now, nothing in its inbox, no API write
-//      in flight). So every run of a trace presents the scheduler the same
-//      states in the same order, whatever the threads' timing.
+//      made Succeeded then deleted in the Store (the kubelet's and the
+//      owner's part; a pod name used again is another pod, and its earlier
+//      pod ends at that create), a deleted Node's pods deleted with it (the
+//      pod garbage collector's) — and once its informers have seen them the
+//      scheduler runs until idle (no unit it may run now, nothing in its
+//      inbox, no API write in flight). So every run of a trace presents the
+//      scheduler the same states in the same order, whatever the threads'
+//      timing.
 //   3. Between steps the clock jumps to the next of: a trace event, a pod's
 //      end (bind time + its runtime), the scheduler's next timer (backoff
 //      expiry, flushes). With `speed` > 0 a step also waits for the real
@@ -55,6 +58,9 @@ struct ReplayOptions {
   // Real time one step may take before the replay fails (the scheduler never
   // went idle).
   std::chrono::seconds step_timeout{120};
+  // Real time the whole replay may take before it stops with kTimeout
+  // (`copse bench replay`); 0: no limit.
+  std::chrono::seconds timeout{0};
   uint64_t seed = 1;  // the scheduler's (tie-breaks)
   // While nothing waits, pods that end before the next trace event or
   // decision timer are one step (Run::EndQuietly). Off: one step per end;
@@ -99,10 +105,10 @@ struct ConfigResult {
   int64_t max_nodes_over_allocatable = 0;
   std::map<std::string, WaitFigures> wait_by_priority;  // by priorityClassName ("" none)
   WaitFigures wait_all;
-  int64_t total_gpus = 0;
-  std::vector<SeriesPoint> gpus_used;      // after every step
+  int64_t total_gpus = 0;              // the most GPUs in the cluster at once (nodes come and go)
+  std::vector<SeriesPoint> gpus_used;  // after every step
   std::vector<SeriesPoint> gpus_stranded;  // free GPUs on nodes no pending GPU pod fits
-  double mean_gpu_utilization = 0;         // time-weighted over [0, end_ms]
+  double mean_gpu_utilization = 0;         // GPU-time used / GPU-time in the cluster, [0, end_ms]
   double mean_stranded_gpus = 0;
   int64_t preemption_attempts = 0;  // the scheduler's count
   int64_t victims = 0;              // bound pods it evicted

@@ -205,6 +205,10 @@ Result<Trace> ParseTrace(std::istream& in) {
   size_t number = 0;
   bool have_header = false;
   int64_t last_t = 0;
+  // Per pod name, its latest create (or init) event and when that pod was
+  // bound: a name used again (a StatefulSet's pod, a Job's retry) is another
+  // pod with a runtime of its own.
+  std::unordered_map<std::string, size_t> latest_pod;
   std::unordered_map<std::string, int64_t> bound_at;
   while (std::getline(in, line)) {
     ++number;
@@ -262,9 +266,13 @@ Result<Trace> ParseTrace(std::istream& in) {
           return Invalid(number, "runtime_ms must be a non-negative integer");
         }
         e.runtime_ms = it->get<int64_t>();
-        trace.runtimes[e.ns + "/" + e.name] = *e.runtime_ms;
       }
       e.object = object.dump();
+      if (e.kind == "Pod") {
+        const std::string key = e.ns + "/" + e.name;
+        latest_pod[key] = trace.events.size();
+        bound_at.erase(key);
+      }
     } else {
       e.api_version = StringField(j, "apiVersion");
       e.kind = StringField(j, "kind");
@@ -276,10 +284,15 @@ Result<Trace> ParseTrace(std::istream& in) {
       if (e.op == TraceOp::kBound && e.node.empty()) return Invalid(number, "node missing");
       const std::string key = e.ns + "/" + e.name;
       if (e.op == TraceOp::kBound) bound_at[key] = e.t_ms;
-      if (e.op == TraceOp::kEnd && !trace.runtimes.contains(key)) {
-        if (auto it = bound_at.find(key); it != bound_at.end()) {
-          trace.runtimes[key] = e.t_ms - it->second;
+      if (e.op == TraceOp::kEnd) {
+        auto pod = latest_pod.find(key);
+        auto bound = bound_at.find(key);
+        if (pod != latest_pod.end() && bound != bound_at.end() &&
+            !trace.events[pod->second].runtime_ms) {
+          trace.events[pod->second].runtime_ms = e.t_ms - bound->second;
         }
+        latest_pod.erase(key);  // a later end or bound is not this pod's
+        bound_at.erase(key);
       }
     }
     trace.events.push_back(std::move(e));

@@ -17,7 +17,8 @@
 //            {"t":T,"op":"end","namespace":..,"name":..}
 //                     what happened to a recorded pod (informational: the
 //                     replay makes its own decisions); a pod with both and
-//                     no runtime_ms runs end - bound
+//                     no runtime_ms runs end - bound (per pod: a name used
+//                     again is another pod)
 //
 // Objects are reduced to what scheduling reads (ReduceObject): no env
 // values, no secrets, no annotations outside scheduling.
@@ -30,7 +31,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/result.h"
@@ -67,9 +67,11 @@ struct TraceEvent {
 
 struct Trace {
   TraceHeader header;
-  std::vector<TraceEvent> events;  // init first, then by t (stable)
-  // The runtime of each pod by "namespace/name", from runtime_ms or end - bound.
-  std::unordered_map<std::string, int64_t> runtimes;
+  // Init first, then by t (stable). A pod's create (or init) event carries
+  // its runtime: its runtime_ms, else end - bound of that pod, the bound and
+  // end for its name that follow it (before the name's next create), so a
+  // name used again gets each pod's own runtime.
+  std::vector<TraceEvent> events;
 };
 
 // Parses a trace. Errors (kInvalid) name the line and the field: a missing
@@ -79,15 +81,18 @@ struct Trace {
 Result<Trace> ParseTrace(std::istream& in);
 Result<Trace> ReadTraceFile(const std::string& path);
 
-// What scheduling reads of an object, for the trace. Pods keep metadata
-// name, namespace, labels, scheduling annotations (copse.dev/*,
-// scheduling.*), ownerReferences' apiVersion, kind, name, uid and
-// controller; spec's schedulerName, priority, priorityClassName,
-// nodeSelector, affinity, tolerations, topologySpreadConstraints,
-// schedulingGroup, overhead, preemptionPolicy, schedulingGates, and per
-// container only name, image, resources and ports.
-// Nodes keep labels, taints, unschedulable, capacity, allocatable and the
-// Ready condition. Other kinds keep metadata name/namespace/labels and spec.
+// What scheduling reads of an object, for the trace (replay/README.md).
+// Every kind keeps metadata name, namespace, labels and the scheduling
+// annotations (keys starting copse.dev/, scheduling. or scheduler.grove.io/,
+// or containing .scheduling.). Pods also keep ownerReferences' apiVersion,
+// kind, name, uid and controller; spec's schedulerName, priority,
+// priorityClassName, nodeSelector, affinity, tolerations,
+// topologySpreadConstraints, schedulingGroup, overhead, preemptionPolicy,
+// schedulingGates, hostNetwork, runtimeClassName; and per container and init
+// container only name, image, resources, ports and restartPolicy.
+// Nodes keep taints, unschedulable, capacity, allocatable and the Ready
+// condition. Other kinds keep apiVersion, kind and spec (PriorityClasses
+// value, globalDefault and preemptionPolicy).
 nlohmann::json ReduceObject(const nlohmann::json& object);
 
 // One trace line each.

@@ -123,6 +123,7 @@ SchedulerIdleState Scheduler::IdleState() const {
   // inbox means the loop woke (its wake count moved).
   out.pods_resource_version = impl.informers.pods->LastResourceVersion();
   out.copse_pod_groups_resource_version = impl.informers.copse_pod_groups->LastResourceVersion();
+  if (impl.informers.pdbs) out.pdbs_resource_version = impl.informers.pdbs->LastResourceVersion();
   const SchedulerLoop::Sleep before = impl.loop->sleep();
   const ApiWriterStats writes = impl.writer->stats();
   out.inbox_empty = impl.inbox.empty();

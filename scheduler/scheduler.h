@@ -173,6 +173,8 @@ struct SchedulerIdleState {
   // informers ran ("" before their first event).
   std::string pods_resource_version;
   std::string copse_pod_groups_resource_version;
+  // The same for the PodDisruptionBudget informer ("" when not served).
+  std::string pdbs_resource_version;
 };
 
 class Scheduler {

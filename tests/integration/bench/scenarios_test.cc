@@ -301,6 +301,76 @@ TEST(BenchScenarios, Scale) {
   EXPECT_GT(r->extras.at("rss_per_pod_bytes"), 0);
 }
 
+// The replay scenario at a tiny size: the trace generator scaled
+// to 16 nodes and about 300 pods, replayed under both shipped configs.
+TEST(BenchScenarios, Replay) {
+  BenchOptions o;
+  o.nodes = 16;
+  o.pods = 300;
+  auto r = RunScenario("replay", o);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_TRUE(r->failures.empty()) << r->failures.front();
+  const json j = json::parse(ToJson(*r));
+  EXPECT_EQ(j["scenario"], "replay");
+  EXPECT_EQ(j["nodes"], 16);
+  // About 300 pods: the arrival rate is scaled, the count is the trace's.
+  EXPECT_GT(j["pods"].get<int64_t>(), 150);
+  EXPECT_LT(j["pods"].get<int64_t>(), 600);
+  // A virtual clock: no pods/s and no create -> bind latency in real time.
+  EXPECT_TRUE(j["pods_per_second"].is_null());
+  EXPECT_TRUE(j["p50_ms"].is_null());
+  EXPECT_TRUE(j["scheduler_cpu_seconds"].is_null());
+  EXPECT_NE(FormatTable(*r).find("n/a"), std::string::npos);
+  ASSERT_TRUE(j["synth_seconds"].is_number());
+  EXPECT_GT(j["synth_seconds"].get<double>(), 0);
+  int64_t fewest = j["pods"].get<int64_t>();
+  for (const std::string name : {"pack.yaml", "spread.yaml"}) {
+    auto at = [&](const std::string& what) -> double {
+      const std::string key = what + "[" + name + "]";
+      EXPECT_TRUE(j.contains(key) && j[key].is_number()) << key;
+      return j.contains(key) && j[key].is_number() ? j[key].get<double>() : -1;
+    };
+    EXPECT_GT(at("replay_seconds"), 0);
+    EXPECT_GT(at("cpu_seconds"), 0);
+    EXPECT_GT(at("steps"), 0);
+    EXPECT_GT(at("pods_placed"), j["pods"].get<double>() / 2) << name;
+    EXPECT_LE(at("pods_placed"), j["pods"].get<double>()) << name;
+    EXPECT_GT(at("gangs_placed"), 0) << name;
+    EXPECT_LE(at("gangs_placed"), at("gangs")) << name;
+    EXPECT_GT(at("peak_rss_bytes"), 0);
+    EXPECT_LE(at("peak_rss_bytes"), j["peak_rss_bytes"].get<double>());
+    fewest = std::min(fewest, static_cast<int64_t>(at("pods_placed")));
+    const std::string target = "replay seconds per config <= 120 [" + name + "]";
+    ASSERT_TRUE(j["targets_met"].contains(target)) << target;
+    EXPECT_EQ(j["targets_met"][target], at("replay_seconds") <= 120);
+  }
+  EXPECT_EQ(j["pods_bound"], fewest) << "the fewest placed under any config";
+}
+
+// --config replaces the two shipped configs; a replay that runs out of time
+// fails the run, and its figures are missing, not 0.
+TEST(BenchScenarios, ReplayTimeoutIsAFailureWithoutFigures) {
+  BenchOptions o;
+  o.scheduler_config = std::string(COPSE_SOURCE_DIR) + "/deploy/examples/traces/spread.yaml";
+  // ~10,000 pods on 200 nodes: far more than a second of replay.
+  o.nodes = 200;
+  o.pods = 10'000;
+  o.timeout_seconds = 1;
+  auto r = RunScenario("replay", o);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  EXPECT_TRUE(r->timed_out);
+  ASSERT_EQ(r->failures.size(), 1u);
+  EXPECT_NE(r->failures[0].find("did not finish within 1s"), std::string::npos) << r->failures[0];
+  const json j = json::parse(ToJson(*r));
+  EXPECT_EQ(j["timed_out"], true);
+  EXPECT_FALSE(j.contains("replay_seconds[spread.yaml]"));
+  EXPECT_FALSE(j.contains("steps[spread.yaml]"));
+  EXPECT_FALSE(j.contains("replay_seconds[pack.yaml]")) << "--config replaces the shipped ones";
+  ASSERT_EQ(j["targets_met"].size(), 1u);
+  EXPECT_EQ(j["targets_met"]["replay seconds per config <= 120 [spread.yaml]"], false);
+}
+
 TEST(BenchScenarios, KubeconfigRefusesANonLoopbackServer) {
   char path[] = "/tmp/copse-bench-kubeconfig-XXXXXX";
   const int fd = mkstemp(path);

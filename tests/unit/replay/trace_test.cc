@@ -41,8 +41,46 @@ TEST(TraceTest, ParsesEventsAndRuntimes) {
   EXPECT_EQ(t->events[0].op, TraceOp::kInit);
   EXPECT_EQ(t->events[1].name, "p");
   EXPECT_EQ(t->events[1].ns, "a");
-  EXPECT_EQ(t->runtimes.at("a/p"), 70);
-  EXPECT_EQ(t->runtimes.at("a/q"), 31);  // end - bound
+  EXPECT_EQ(t->events[1].runtime_ms, 70);
+  EXPECT_EQ(t->events[2].runtime_ms, 31);  // end - bound
+}
+
+// A name used again (a StatefulSet's pod, a Job's retry) is another pod: each
+// create gets the runtime of its own bound and end, not the first pod's.
+TEST(TraceTest, ANameUsedAgainHasTheRuntimeOfEachPod) {
+  const std::string text =
+      std::string(kHeader) + "\n" +
+      R"({"t":1,"op":"create","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w","namespace":"a"}}})"
+      "\n"
+      R"({"t":2,"op":"bound","namespace":"a","name":"w","node":"n1"})"
+      "\n"
+      R"({"t":12,"op":"end","namespace":"a","name":"w"})"
+      "\n"
+      R"({"t":20,"op":"create","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w","namespace":"a"}}})"
+      "\n"
+      R"({"t":25,"op":"bound","namespace":"a","name":"w","node":"n2"})"
+      "\n"
+      R"({"t":325,"op":"end","namespace":"a","name":"w"})"
+      "\n"
+      // Recreated, never bound: no runtime (its end is not the bound pod's).
+      R"({"t":400,"op":"create","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w","namespace":"a"}}})"
+      "\n"
+      R"({"t":410,"op":"end","namespace":"a","name":"w"})"
+      "\n"
+      // A runtime_ms given stays, whatever bound and end say.
+      R"({"t":500,"op":"create","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w","namespace":"a"}},"runtime_ms":7})"
+      "\n"
+      R"({"t":501,"op":"bound","namespace":"a","name":"w","node":"n1"})"
+      "\n"
+      R"({"t":900,"op":"end","namespace":"a","name":"w"})"
+      "\n";
+  Result<Trace> t = Parse(text);
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->events.size(), 11u);
+  EXPECT_EQ(t->events[0].runtime_ms, 10);
+  EXPECT_EQ(t->events[3].runtime_ms, 300);
+  EXPECT_EQ(t->events[6].runtime_ms, std::nullopt);
+  EXPECT_EQ(t->events[8].runtime_ms, 7);
 }
 
 TEST(TraceTest, RejectsBadInputNamingTheLineAndField) {
