@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace copse::scheduler {
 namespace {
@@ -35,22 +38,26 @@ GangPreemption SelectGangVictims(const plugins::Framework& fw, const Snapshot& s
                                  const GangPlaceFn& place) {
   GangPreemption out;
   if (members.empty()) return out;
-  std::set<std::string> member_uids;
+  // Views into the members, which outlive this call.
+  std::unordered_set<std::string_view> member_uids;
   for (const PodPtr& m : members) member_uids.insert(m->uid);
-  // The pods on `nodes` the rules let this group take together.
+  // The pods on `nodes` the rules let this group take together. Runs over
+  // every pod of the cluster once per attempt: no key strings are built.
   auto removable = [&](const auto& nodes) {
     std::vector<PodRef> candidates;
-    std::map<std::string, NodeIndex> node_of;
+    std::unordered_map<const PodInfo*, NodeIndex> node_of;
     for (NodeIndex n : nodes) {
       for (const PodRef& pod : snapshot.pods(n)) {
         if (pod->terminating || member_uids.contains(pod->uid)) continue;
         if (rules.UnitOf(*pod) == VictimRules::Unit::kNever) continue;
         candidates.push_back(pod);
-        node_of[pod->uid] = n;
+        node_of.emplace(pod.get(), n);
       }
     }
     std::vector<std::pair<NodeIndex, PodRef>> out;
-    for (const PodRef& pod : rules.Removable(candidates)) out.emplace_back(node_of[pod->uid], pod);
+    for (const PodRef& pod : rules.Removable(candidates)) {
+      out.emplace_back(node_of.at(pod.get()), pod);
+    }
     return out;
   };
 

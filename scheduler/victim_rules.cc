@@ -1,6 +1,8 @@
 #include "scheduler/victim_rules.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace copse::scheduler {
@@ -88,7 +90,15 @@ bool VictimRules::SatisfiedWithout(const std::string& key,
 
 std::vector<PodRef> VictimRules::Removable(std::span<const PodRef> candidates) const {
   std::vector<PodRef> out;
-  std::map<std::string, std::set<std::string>> removed;  // group -> uids taken from it
+  // Per Pod-mode group met so far: the pods it keeps per subgroup as its
+  // candidates are taken (what SatisfiedWithout counts), and which pods
+  // count at all. Kept as counts, since an attempt asks this for every pod
+  // of the cluster.
+  struct Left {
+    std::map<std::string, int32_t, std::less<>> per_sub_group;
+    std::unordered_set<const PodInfo*> counted;
+  };
+  std::unordered_map<const Group*, Left> left;
   for (const PodRef& pod : candidates) {
     switch (UnitOf(*pod)) {
       case Unit::kNever:
@@ -98,13 +108,30 @@ std::vector<PodRef> VictimRules::Removable(std::span<const PodRef> candidates) c
         out.push_back(pod);
         continue;
       case Unit::kMember: {
-        const std::string key = GroupOf(*pod);
-        std::set<std::string>& taken = removed[key];
-        taken.insert(pod->uid);
-        if (WholeAllowed(key) || SatisfiedWithout(key, taken)) {
+        const Group& group = *FindOf(*pod);  // a member has a group with a spec
+        if (group.whole_allowed) {
+          out.push_back(pod);
+          continue;
+        }
+        auto [it, inserted] = left.try_emplace(&group);
+        Left& l = it->second;
+        if (inserted) {
+          for (const auto& [node, member] : group.pods) {
+            ++l.per_sub_group[member->sub_group];
+            l.counted.insert(member.get());
+          }
+        }
+        // A pod that counts for no minimum (leaving anyway) costs the group nothing.
+        if (!l.counted.contains(pod.get())) {
+          if (group.spec->IsSatisfied(kRootGroup, l.per_sub_group)) out.push_back(pod);
+          continue;
+        }
+        int32_t& kept = l.per_sub_group[pod->sub_group];
+        --kept;
+        if (group.spec->IsSatisfied(kRootGroup, l.per_sub_group)) {
           out.push_back(pod);
         } else {
-          taken.erase(pod->uid);
+          ++kept;
         }
         continue;
       }
