@@ -411,8 +411,9 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
     decoded.content_type = "application/json";
     req.http = &decoded;
   }
-  // Before anything parses the JSON (kube-apiserver's limits).
-  if (auto refused = CheckRequestBody(req.http->content_type, req.http->body)) {
+  // Before anything parses the body, whatever its declared type
+  // (kube-apiserver's limits).
+  if (auto refused = CheckRequestBody(req.http->body)) {
     HttpResponse r = ErrorResponse(*refused);
     EncodeForClient(http.accept, false, &r);
     return r;
