@@ -8,11 +8,15 @@
 //   - request bodies above max_request_body_bytes: 413, refused while the
 //     body arrives (it is never read whole);
 //   - JSON nested deeper than kMaxJsonDepth levels: 400, found by an
-//     iterative scan before anything parses the body;
+//     iterative scan before anything parses the body, whatever its
+//     Content-Type; bodies within the limit are handled on threads whose
+//     stack holds the handler's recursion to that depth
+//     (net::ServerOptions::thread_stack_bytes);
 //   - a stored object above StoreOptions::max_object_bytes: 413 (ConfigMaps and Secrets
 //     meet their own 1 MiB data limit first: 422);
-//   - fields of ConfigMap, Secret, Node and Pod with the wrong JSON type: 422
-//     naming the field.
+//   - fields of ConfigMap, Secret, Node and Pod with the wrong JSON type: 400
+//     naming the field, as kube-apiserver's decoder (Node's and Pod's spec
+//     and status wherever the built-in OpenAPI schema describes them).
 //
 // Split in two, like kube-apiserver and etcd:
 //   - Store: the data (objects as JSON text, resourceVersions, watch history,
