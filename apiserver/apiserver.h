@@ -8,11 +8,15 @@
 //   - request bodies above max_request_body_bytes: 413, refused while the
 //     body arrives (it is never read whole);
 //   - JSON nested deeper than kMaxJsonDepth levels: 400, found by an
-//     iterative scan before anything parses the body;
+//     iterative scan before anything parses the body, whatever its
+//     Content-Type; bodies within the limit are handled on threads whose
+//     stack holds the handler's recursion to that depth
+//     (net::ServerOptions::thread_stack_bytes);
 //   - a stored object above StoreOptions::max_object_bytes: 413 (ConfigMaps and Secrets
 //     meet their own 1 MiB data limit first: 422);
-//   - fields of ConfigMap, Secret, Node and Pod with the wrong JSON type: 422
-//     naming the field.
+//   - fields of ConfigMap, Secret, Node and Pod with the wrong JSON type: 400
+//     naming the field, as kube-apiserver's decoder (Node's and Pod's spec
+//     and status wherever the built-in OpenAPI schema describes them).
 //
 // Split in two, like kube-apiserver and etcd:
 //   - Store: the data (objects as JSON text, resourceVersions, watch history,
@@ -79,13 +83,21 @@ struct Options {
   uint16_t https_port = 0;            // 0: pick a free port
   bool serve_http = true;
   bool serve_https = true;
-  // When non-empty every request needs "Authorization: Bearer <token>"; else 401.
+  // Authentication, as kube-apiserver's authenticators: when `token` or
+  // `client_ca_pem` is set, every request (health checks aside) must present
+  // "Authorization: Bearer <token>" (or <component_token>) or, over HTTPS, a
+  // client certificate `client_ca_pem` signs; anything else is anonymous and
+  // gets 401 (there is no authorization for system:anonymous). With neither
+  // set, every request is let in.
   std::string token;
-  // PEM CA(s), as kube-apiserver's --client-ca-file: an HTTPS client may
-  // present a certificate they sign instead of the token; a certificate they
-  // do not sign fails the TLS handshake. Empty: client certificates are not
-  // asked for.
+  // PEM CA(s), as kube-apiserver's --client-ca-file: HTTPS clients are asked
+  // for a certificate; one they sign authenticates, one they do not sign
+  // fails the TLS handshake. Empty: client certificates are not asked for.
   std::string client_ca_pem;
+  // A further accepted token that the kubeconfig never carries: copse
+  // local's own components, when users must present certificates (a client
+  // CA and no `token`).
+  std::string component_token;
   int threads = 1;               // I/O threads
   std::shared_ptr<Store> store;  // default: NewStore()
   // Test flag: fraction of pods/binding requests that fail with a 500.

@@ -381,10 +381,18 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
   }
   const bool health = req.segs.size() == 1 && (req.segs[0] == "healthz" || req.segs[0] == "livez" ||
                                                req.segs[0] == "readyz");
-  if (!options_.token.empty() && !health && !http.client_certificate) {
+  if (options_.require_authentication && !health && !http.client_certificate) {
+    // As kube-apiserver's authenticators: a verified client certificate or a
+    // known bearer token. An anonymous request would be system:anonymous,
+    // which nothing here authorizes: 401.
     const std::string_view auth = http.authorization;
     constexpr std::string_view kBearer = "Bearer ";
-    if (!auth.starts_with(kBearer) || auth.substr(kBearer.size()) != options_.token) {
+    const std::string_view bearer =
+        auth.starts_with(kBearer) ? auth.substr(kBearer.size()) : std::string_view();
+    const bool known = !bearer.empty() &&
+                       ((!options_.token.empty() && bearer == options_.token) ||
+                        (!options_.component_token.empty() && bearer == options_.component_token));
+    if (!known) {
       Error error = MakeHttpError(ErrorCode::kUnauthorized, 401, "Unauthorized", "Unauthorized");
       return ErrorResponse(error);
     }
@@ -411,8 +419,9 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
     decoded.content_type = "application/json";
     req.http = &decoded;
   }
-  // Before anything parses the JSON (kube-apiserver's limits).
-  if (auto refused = CheckRequestBody(req.http->content_type, req.http->body)) {
+  // Before anything parses the body, whatever its declared type
+  // (kube-apiserver's limits).
+  if (auto refused = CheckRequestBody(req.http->body)) {
     HttpResponse r = ErrorResponse(*refused);
     EncodeForClient(http.accept, false, &r);
     return r;

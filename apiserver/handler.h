@@ -62,7 +62,13 @@ struct HttpResponse {
 };
 
 struct HandlerOptions {
+  // Bearer tokens that authenticate (empty ones ignored); see Options::token
+  // and Options::component_token.
   std::string token;
+  std::string component_token;
+  // Requests must authenticate (a token above, or a verified client
+  // certificate), else 401. Health checks never need to.
+  bool require_authentication = false;
   double bind_failure_rate = 0.0;
   double bind_lost_reply_rate = 0.0;  // see Options::bind_lost_reply_rate
   std::string bind_reject_prefix;     // see Options::bind_reject_prefix

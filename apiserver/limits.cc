@@ -6,9 +6,8 @@
 
 namespace copse::apiserver {
 
-std::optional<Error> CheckRequestBody(std::string_view content_type, std::string_view body) {
-  const bool json = content_type.empty() || content_type.find("json") != std::string_view::npos;
-  if (!json || !JsonDepthExceeds(body, kMaxJsonDepth)) return std::nullopt;
+std::optional<Error> CheckRequestBody(std::string_view body) {
+  if (!JsonDepthExceeds(body, kMaxJsonDepth)) return std::nullopt;
   Error error = MakeError(ErrorCode::kInvalid,
                           "the request body nests JSON objects and arrays more than " +
                               std::to_string(kMaxJsonDepth) + " levels deep (the limit is " +

@@ -13,10 +13,12 @@
 
 namespace copse::apiserver {
 
-// 400 BadRequest when a JSON body (any "json" media type, or none given)
-// nests deeper than kMaxJsonDepth; nothing else is looked at. Runs before
-// anything parses the body (the scan is iterative).
-std::optional<Error> CheckRequestBody(std::string_view content_type, std::string_view body);
+// 400 BadRequest when a body nests JSON (or YAML flow) objects and arrays
+// deeper than kMaxJsonDepth; nothing else is looked at. Every body is
+// scanned whatever its declared media type: the handler parses `*/*`, a
+// missing type and apply's application/apply-patch+yaml as JSON. Runs
+// before anything parses the body (the scan is iterative).
+std::optional<Error> CheckRequestBody(std::string_view body);
 
 // 413 RequestEntityTooLarge for a write whose stored object would be `size`
 // bytes, above `limit`.

@@ -65,6 +65,7 @@ status core.v1.PodStatus Most recently observed status of the pod, set by the sy
 containers! []core.v1.Container/name The containers of the pod; at least one.
 initContainers []core.v1.Container/name Containers run to completion in order before the app containers start.
 restartPolicy string Always, OnFailure or Never; default Always.
+dnsPolicy string ClusterFirst, ClusterFirstWithHostNet, Default or None.
 terminationGracePeriodSeconds int64 Seconds the pod is given to terminate gracefully.
 activeDeadlineSeconds int64 Seconds the pod may be active before the system fails it.
 nodeSelector {}string Labels a node must have for the pod to fit on it.
@@ -81,6 +82,8 @@ topologySpreadConstraints []core.v1.TopologySpreadConstraint/topologyKey,whenUns
 volumes []core.v1.Volume/name Volumes that containers of the pod can mount.
 schedulingGates []core.v1.PodSchedulingGate/name Gates that keep the pod from being scheduled while present.
 overhead {}quantity Resources the pod's sandbox uses besides its containers.
+resources core.v1.ResourceRequirements Pod-level resources, shared by its containers.
+schedulingGroup core.v1.PodSchedulingGroup The gang the pod belongs to (scheduling.k8s.io PodGroup).
 imagePullSecrets []core.v1.LocalObjectReference/name Secrets for pulling the pod's images.
 hostname string The pod's hostname; default the pod's name.
 subdomain string With a headless Service of that name, the pod's DNS subdomain.
@@ -104,7 +107,12 @@ hostPort int32 The port number on the host.
 @core.v1.EnvVar An environment variable of a container.
 name! string Name of the variable.
 value string The variable's value; $(VAR) references are expanded.
-valueFrom object A source for the value (field, resource, ConfigMap or Secret key).
+valueFrom core.v1.EnvVarSource A source for the value (field, resource, ConfigMap or Secret key).
+@core.v1.EnvVarSource A source for an environment variable's value; exactly one of the fields.
+fieldRef object A field of the pod (metadata.name, status.podIP, ...).
+resourceFieldRef object A resource limit or request of a container.
+configMapKeyRef object A key of a ConfigMap in the pod's namespace.
+secretKeyRef object A key of a Secret in the pod's namespace.
 @core.v1.VolumeMount A volume mounted in a container.
 name! string The volume's name.
 mountPath! string The path in the container where the volume is mounted.
@@ -128,14 +136,51 @@ value string The taint value the toleration matches.
 effect string NoSchedule, PreferNoSchedule or NoExecute; empty matches all.
 tolerationSeconds int64 How long a NoExecute taint is tolerated before eviction.
 @core.v1.Affinity A group of affinity scheduling rules.
-nodeAffinity object Node affinity scheduling rules for the pod.
-podAffinity object Rules to co-locate the pod with other pods.
-podAntiAffinity object Rules to keep the pod away from other pods.
+nodeAffinity core.v1.NodeAffinity Node affinity scheduling rules for the pod.
+podAffinity core.v1.PodAffinity Rules to co-locate the pod with other pods.
+podAntiAffinity core.v1.PodAntiAffinity Rules to keep the pod away from other pods.
+@core.v1.NodeAffinity Node affinity scheduling rules.
+requiredDuringSchedulingIgnoredDuringExecution core.v1.NodeSelector Terms a node must match for the pod to be scheduled onto it.
+preferredDuringSchedulingIgnoredDuringExecution []core.v1.PreferredSchedulingTerm Weighted terms the scheduler prefers nodes to match.
+@core.v1.NodeSelector A node matches when it matches any of the terms.
+nodeSelectorTerms! []core.v1.NodeSelectorTerm The terms, ORed.
+@core.v1.NodeSelectorTerm Requirements that are ANDed; an empty term matches no node.
+matchExpressions []core.v1.NodeSelectorRequirement Requirements on the node's labels.
+matchFields []core.v1.NodeSelectorRequirement Requirements on the node's fields (metadata.name).
+@core.v1.NodeSelectorRequirement A selector with a key, an operator and values.
+key! string The label key (or field) the selector applies to.
+operator! string In, NotIn, Exists, DoesNotExist, Gt or Lt.
+values []string Values for In and NotIn, one integer for Gt and Lt, none for Exists and DoesNotExist.
+@core.v1.PreferredSchedulingTerm A node selector term with a weight.
+weight! int32 Weight of the term, 1-100.
+preference! core.v1.NodeSelectorTerm The term.
+@core.v1.PodAffinity Rules to co-locate the pod with other pods.
+requiredDuringSchedulingIgnoredDuringExecution []core.v1.PodAffinityTerm Terms that must hold on the node the pod is scheduled onto.
+preferredDuringSchedulingIgnoredDuringExecution []core.v1.WeightedPodAffinityTerm Weighted terms the scheduler prefers to hold.
+@core.v1.PodAntiAffinity Rules to keep the pod away from other pods.
+requiredDuringSchedulingIgnoredDuringExecution []core.v1.PodAffinityTerm Terms that must not hold on the node the pod is scheduled onto.
+preferredDuringSchedulingIgnoredDuringExecution []core.v1.WeightedPodAffinityTerm Weighted terms the scheduler prefers not to hold.
+@core.v1.PodAffinityTerm Pods, matched by labelSelector in namespaces, with which the pod should (or should not) share a topology domain.
+labelSelector meta.v1.LabelSelector The pods the term refers to.
+namespaces []string Namespaces of those pods; the pod's own when empty and namespaceSelector is not set.
+topologyKey! string The node label key whose values are the domains.
+namespaceSelector meta.v1.LabelSelector Namespaces of those pods, by their labels.
+matchLabelKeys []string Label keys of the incoming pod whose values are added to labelSelector.
+mismatchLabelKeys []string Label keys of the incoming pod whose values are excluded by labelSelector.
+@core.v1.WeightedPodAffinityTerm A pod affinity term with a weight.
+weight! int32 Weight of the term, 1-100.
+podAffinityTerm! core.v1.PodAffinityTerm The term.
 @core.v1.TopologySpreadConstraint How to spread matching pods among the given topology.
 maxSkew! int32 The degree to which pods may be unevenly distributed.
 topologyKey! string The node label key of the topology domains.
 whenUnsatisfiable! string DoNotSchedule or ScheduleAnyway.
 labelSelector meta.v1.LabelSelector Finds the matching pods counted in each domain.
+minDomains int32 The minimum number of eligible domains, with DoNotSchedule.
+nodeAffinityPolicy string Honor or Ignore the pod's node affinity when counting domains.
+nodeTaintsPolicy string Honor or Ignore node taints when counting domains.
+matchLabelKeys []string Label keys of the incoming pod whose values are added to labelSelector.
+@core.v1.PodSchedulingGroup The scheduling group of a pod.
+podGroupName string The name of the PodGroup in the pod's namespace.
 @core.v1.PodSchedulingGate A gate that keeps a pod from being scheduled.
 name! string Name of the scheduling gate.
 @core.v1.LocalObjectReference A reference to an object in the same namespace.

@@ -166,6 +166,10 @@ Result<std::unique_ptr<ApiServer>> ApiServer::Start(Options options) {
   impl->store = options.store;
   HandlerOptions hopts;
   hopts.token = options.token;
+  hopts.component_token = options.component_token;
+  // A client CA without a token: only certificates (and components) get in.
+  hopts.require_authentication =
+      !options.token.empty() || !options.client_ca_pem.empty() || !options.component_token.empty();
   hopts.bind_failure_rate = options.bind_failure_rate;
   hopts.bind_reject_prefix = options.bind_reject_prefix;
   hopts.bind_lost_reply_rate = options.bind_lost_reply_rate;

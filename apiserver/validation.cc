@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "apiserver/jsonpath.h"
+#include "apiserver/openapi_internal.h"
 #include "apiserver/selector.h"
 #include "apiserver/simulated_lifetime.h"
 #include "apiserver/workloads.h"
@@ -249,13 +250,28 @@ Error InvalidFromErrors(const std::string& qualified_kind, std::string_view name
 }
 
 // ---------------------------------------------------------------------------
-// Go types of the fields of ConfigMap, Secret, Node and Pod that copse reads
-// or that users commonly get wrong: a value of another JSON type fails
-// decoding in kube-apiserver (encoding/json's UnmarshalTypeError), and so it
-// does here, with the same message.
+// Go types of the fields of ConfigMap, Secret, Node and Pod: a value of
+// another JSON type fails decoding in kube-apiserver (encoding/json's
+// UnmarshalTypeError), and so it does here, with the same message. Node's and
+// Pod's spec and status come from the built-in schema table that the OpenAPI
+// documents are made of (apiserver/openapi_builtin.cc), so every field it
+// describes is checked; ConfigMap and Secret are written out below.
 
 struct GoType {
-  enum Kind : uint8_t { kString, kBool, kInt32, kInt64, kBytes, kMap, kList, kStruct };
+  enum Kind : uint8_t {
+    kString,
+    kBool,
+    kInt32,
+    kInt64,
+    kNumber,       // float64
+    kBytes,        // []byte: base64 text
+    kQuantity,     // resource.Quantity: a string or a number in its syntax
+    kIntOrString,  // intstr.IntOrString: a string or an int32
+    kObject,       // a struct the table does not describe: any JSON object
+    kMap,
+    kList,
+    kStruct
+  };
   Kind kind = kString;
   std::string name;  // as %v prints the Go type: "string", "v1.TaintEffect", "[]v1.Container"
   std::string struct_name;  // kStruct: the struct's own name ("PodSpec")
@@ -316,92 +332,86 @@ GoTypePtr SecretType() {
   return t;
 }
 
+// Go type names of the table's free-form "object" fields, for messages.
+std::string ObjectGoName(std::string_view field) {
+  static const std::map<std::string, std::string, std::less<>> kNames = {
+      {"fieldRef", "v1.ObjectFieldSelector"},
+      {"resourceFieldRef", "v1.ResourceFieldSelector"},
+      {"configMapKeyRef", "v1.ConfigMapKeySelector"},
+      {"secretKeyRef", "v1.SecretKeySelector"},
+      {"emptyDir", "v1.EmptyDirVolumeSource"},
+      {"configMap", "v1.ConfigMapVolumeSource"},
+      {"secret", "v1.SecretVolumeSource"},
+      {"persistentVolumeClaim", "v1.PersistentVolumeClaimVolumeSource"},
+      {"projected", "v1.ProjectedVolumeSource"},
+      {"hostPath", "v1.HostPathVolumeSource"},
+      {"fieldsV1", "v1.FieldsV1"}};
+  auto it = kNames.find(field);
+  return it == kNames.end() ? "map[string]interface {}" : it->second;
+}
+
+// The Go type of a table type token ("[]core.v1.Container/name", "{}quantity",
+// "core.v1.PodSpec", ...) of field `field`. Struct types are built once each
+// (`built`); the table has no recursive types.
+GoTypePtr TableGoType(std::string_view token, std::string_view field,
+                      std::map<std::string, GoTypePtr>& built) {
+  if (token.starts_with("[]")) {
+    std::string_view item = token.substr(2);
+    item = item.substr(0, item.find('/'));
+    return ListOf(TableGoType(item, field, built));
+  }
+  if (token.starts_with("{}")) {
+    GoTypePtr elem = TableGoType(token.substr(2), field, built);
+    return MapOf(elem, "map[string]" + elem->name);
+  }
+  if (token == "string") return GoString();
+  if (token == "time") return GoString("v1.Time");
+  if (token == "bool") return Bool();
+  if (token == "int32") return Int32();
+  if (token == "int64") return Int64();
+  if (token == "number") return Scalar(GoType::kNumber, "float64");
+  if (token == "quantity") return Scalar(GoType::kQuantity, "resource.Quantity");
+  if (token == "int-or-string") return Scalar(GoType::kIntOrString, "intstr.IntOrString");
+  if (token == "object") return Scalar(GoType::kObject, ObjectGoName(field));
+  const std::string name(token);
+  if (auto it = built.find(name); it != built.end()) return it->second;
+  const auto& types = BuiltinSchemaTypes();
+  auto type = types.find(name);
+  if (type == types.end()) return Scalar(GoType::kObject, "map[string]interface {}");
+  // "core.v1.PodSpec" -> package "v1", struct "PodSpec".
+  const size_t dot = name.rfind('.');
+  const size_t package_dot = name.rfind('.', dot - 1);
+  std::vector<std::pair<std::string, GoTypePtr>> fields;
+  for (const SchemaField& f : type->second.fields) {
+    fields.emplace_back(f.name, TableGoType(f.type, f.name, built));
+  }
+  GoTypePtr out = Struct(name.substr(package_dot + 1, dot - package_dot - 1), name.substr(dot + 1),
+                         std::move(fields));
+  built.emplace(name, out);
+  return out;
+}
+
+// A kind's spec and status as the table describes them (metadata is checked
+// by DecodeCheck itself).
+GoTypePtr TableKindType(const std::string& table_name) {
+  std::map<std::string, GoTypePtr> built;
+  const SchemaType& type = BuiltinSchemaTypes().at(table_name);
+  std::vector<std::pair<std::string, GoTypePtr>> fields;
+  for (const SchemaField& f : type.fields) {
+    if (f.name == "spec" || f.name == "status") {
+      fields.emplace_back(f.name, TableGoType(f.type, f.name, built));
+    }
+  }
+  return Struct("v1", type.kind, std::move(fields));
+}
+
 GoTypePtr NodeType() {
-  static const GoTypePtr t = [] {
-    auto taint = Struct(
-        "v1", "Taint",
-        {{"key", GoString()}, {"value", GoString()}, {"effect", GoString("v1.TaintEffect")}});
-    auto spec = Struct("v1", "NodeSpec",
-                       {{"podCIDR", GoString()},
-                        {"podCIDRs", ListOf(GoString())},
-                        {"providerID", GoString()},
-                        {"unschedulable", Bool()},
-                        {"taints", ListOf(taint)}});
-    auto condition = Struct("v1", "NodeCondition",
-                            {{"type", GoString("v1.NodeConditionType")},
-                             {"status", GoString("v1.ConditionStatus")},
-                             {"reason", GoString()},
-                             {"message", GoString()}});
-    auto address = Struct("v1", "NodeAddress",
-                          {{"type", GoString("v1.NodeAddressType")}, {"address", GoString()}});
-    auto status = Struct("v1", "NodeStatus",
-                         {{"phase", GoString("v1.NodePhase")},
-                          {"conditions", ListOf(condition)},
-                          {"addresses", ListOf(address)}});
-    return Struct("v1", "Node", {{"spec", spec}, {"status", status}});
-  }();
+  static const GoTypePtr t = TableKindType("core.v1.Node");
   return t;
 }
 
 GoTypePtr PodType() {
-  static const GoTypePtr t = [] {
-    auto port = Struct("v1", "ContainerPort",
-                       {{"name", GoString()},
-                        {"hostPort", Int32()},
-                        {"containerPort", Int32()},
-                        {"protocol", GoString("v1.Protocol")},
-                        {"hostIP", GoString()}});
-    auto env = Struct("v1", "EnvVar", {{"name", GoString()}, {"value", GoString()}});
-    auto container = Struct("v1", "Container",
-                            {{"name", GoString()},
-                             {"image", GoString()},
-                             {"command", ListOf(GoString())},
-                             {"args", ListOf(GoString())},
-                             {"workingDir", GoString()},
-                             {"ports", ListOf(port)},
-                             {"env", ListOf(env)},
-                             {"imagePullPolicy", GoString("v1.PullPolicy")}});
-    auto toleration = Struct("v1", "Toleration",
-                             {{"key", GoString()},
-                              {"operator", GoString("v1.TolerationOperator")},
-                              {"value", GoString()},
-                              {"effect", GoString("v1.TaintEffect")},
-                              {"tolerationSeconds", Int64()}});
-    auto gate = Struct("v1", "PodSchedulingGate", {{"name", GoString()}});
-    auto spec = Struct("v1", "PodSpec",
-                       {{"containers", ListOf(container)},
-                        {"initContainers", ListOf(container)},
-                        {"restartPolicy", GoString("v1.RestartPolicy")},
-                        {"terminationGracePeriodSeconds", Int64()},
-                        {"activeDeadlineSeconds", Int64()},
-                        {"dnsPolicy", GoString("v1.DNSPolicy")},
-                        {"nodeSelector", MapOf(GoString(), "map[string]string")},
-                        {"serviceAccountName", GoString()},
-                        {"nodeName", GoString()},
-                        {"hostNetwork", Bool()},
-                        {"hostname", GoString()},
-                        {"subdomain", GoString()},
-                        {"schedulerName", GoString()},
-                        {"tolerations", ListOf(toleration)},
-                        {"priorityClassName", GoString()},
-                        {"priority", Int32()},
-                        {"preemptionPolicy", GoString("v1.PreemptionPolicy")},
-                        {"schedulingGates", ListOf(gate)}});
-    auto condition = Struct("v1", "PodCondition",
-                            {{"type", GoString("v1.PodConditionType")},
-                             {"status", GoString("v1.ConditionStatus")},
-                             {"reason", GoString()},
-                             {"message", GoString()}});
-    auto status = Struct("v1", "PodStatus",
-                         {{"phase", GoString("v1.PodPhase")},
-                          {"conditions", ListOf(condition)},
-                          {"message", GoString()},
-                          {"reason", GoString()},
-                          {"nominatedNodeName", GoString()},
-                          {"hostIP", GoString()},
-                          {"podIP", GoString()}});
-    return Struct("v1", "Pod", {{"spec", spec}, {"status", status}});
-  }();
+  static const GoTypePtr t = TableKindType("core.v1.Pod");
   return t;
 }
 
@@ -493,9 +503,38 @@ std::string CheckGoType(const json& v, const GoType& type, const std::string& ow
       }
       return fits ? std::string() : mismatch("number " + v.dump());
     }
+    case GoType::kNumber:
+      return v.is_number() ? std::string() : mismatch(GoValueName(v));
     case GoType::kBytes:
       if (!v.is_string()) return mismatch(GoValueName(v));
       return Base64Error(v.get_ref<const std::string&>());
+    case GoType::kQuantity: {
+      // Quantity.UnmarshalJSON parses a string's contents, or the bare text
+      // of anything else.
+      std::string text;
+      if (v.is_string()) {
+        text = v.get<std::string>();
+      } else if (v.is_number()) {
+        text = v.dump();
+      }
+      if (!text.empty() && Quantity::Parse(text).ok()) return {};
+      return path + ": " + std::string(kQuantityRegexError);
+    }
+    case GoType::kIntOrString: {
+      if (v.is_string()) return {};
+      if (v.is_number_integer()) {
+        const bool fits =
+            v.is_number_unsigned()
+                ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())
+                : v.get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+                      v.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+        if (fits) return {};
+        return mismatch("number " + v.dump());
+      }
+      return mismatch(v.is_number() ? "number " + v.dump() : GoValueName(v));
+    }
+    case GoType::kObject:
+      return v.is_object() ? std::string() : mismatch(GoValueName(v));
     case GoType::kMap:
       if (!v.is_object()) return mismatch(GoValueName(v));
       for (const auto& [key, item] : v.items()) {

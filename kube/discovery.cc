@@ -6,6 +6,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "kube/client.h"
 
 namespace copse::kube {
@@ -15,6 +16,12 @@ namespace net = boost::asio;
 using nlohmann::json;
 
 Result<json> ParseDocument(std::string_view text, std::string_view what) {
+  // Kubernetes' nesting limit, as the client's other decoders apply it.
+  if (JsonDepthExceeds(text)) {
+    return MakeError(ErrorCode::kInvalid, "discovery: " + std::string(what) +
+                                              " is JSON nested deeper than " +
+                                              std::to_string(kMaxJsonDepth) + " levels");
+  }
   json doc = json::parse(text, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) {
     return MakeError(ErrorCode::kInvalid,

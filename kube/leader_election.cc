@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "core/json_text.h"
 #include "kube/client.h"
 #include "kube/lease.h"
 
@@ -10,6 +11,14 @@ namespace copse::kube {
 namespace {
 
 using json = nlohmann::json;
+
+// A Lease the server sent, or a discarded value when it is not JSON or nests
+// deeper than Kubernetes' limit (as the client's other decoders refuse it;
+// dump() below recurses per level).
+json ParseLeaseJson(std::string_view text) {
+  if (JsonDepthExceeds(text)) return json(json::value_t::discarded);
+  return json::parse(text, nullptr, false);
+}
 
 std::optional<std::chrono::system_clock::time_point> ParseMicroTime(const std::string& text) {
   int y, mo, d, h, mi;
@@ -71,7 +80,11 @@ Result<bool> LeaderElector::TryAcquireOrRenew() {
         std::chrono::seconds(lease->spec.lease_duration_seconds.value_or(duration_seconds));
     if (renew.has_value() && *renew + duration > now) return false;  // held by someone else
   }
-  json object = json::parse(*got);
+  json object = ParseLeaseJson(*got);
+  if (!object.is_object()) {
+    return MakeError(ErrorCode::kInternal, "lease " + options_.lease_namespace + "/" +
+                                               options_.lease_name + ": not a JSON object");
+  }
   json& spec = object["spec"];
   spec["holderIdentity"] = options_.identity;
   spec["leaseDurationSeconds"] = duration_seconds;
@@ -116,8 +129,8 @@ void LeaderElector::Release() {
   Result<std::string> got =
       io_.Run(client_->Get(resources::kLeases, options_.lease_namespace, options_.lease_name));
   if (!got.ok()) return;
-  json object = json::parse(*got, nullptr, false);
-  if (object.is_discarded() || object["spec"].value("holderIdentity", "") != options_.identity) {
+  json object = ParseLeaseJson(*got);
+  if (!object.is_object() || object["spec"].value("holderIdentity", "") != options_.identity) {
     return;
   }
   object["spec"]["holderIdentity"] = nullptr;

@@ -441,13 +441,14 @@ Result<ListResult> DecodeList(std::string body) {
 Result<Scale> DecodeScale(std::string_view body) {
   const simdjson::padded_string padded(body);
   od::parser parser;
+  AllowKubeDepth(parser);
   od::document doc;
-  auto err = parser.iterate(padded).get(doc);
+  // The limit as for lists and watch events, found before simdjson descends.
+  auto err = JsonDepthExceeds(body) ? simdjson::DEPTH_ERROR : parser.iterate(padded).get(doc);
   od::object obj;
   if (!err) err = doc.get_object().get(obj);
   const auto malformed = [&](simdjson::error_code e) {
-    return InternalError(std::string("scale: malformed response (") + simdjson::error_message(e) +
-                         "): " + Excerpt(body));
+    return InternalError("scale: malformed response (" + ErrorText(e) + "): " + Excerpt(body));
   };
   if (err) return malformed(err);
   Scale scale;

@@ -8,6 +8,11 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
 
 #include "net/server_connection.h"
 
@@ -137,10 +142,30 @@ Result<std::unique_ptr<Server>> Server::Start(ServerOptions options, Handler han
                    asio::detached);
   }
   raw->work.emplace(raw->ioc->get_executor());
-  for (int i = 0; i < raw->options.threads; ++i) {
-    raw->threads.emplace_back([raw] { raw->ioc->run(); });
+  auto server = std::unique_ptr<Server>(new Server(std::move(impl)));
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  int rc = pthread_attr_setstacksize(
+      &attr, std::max<size_t>(raw->options.thread_stack_bytes, PTHREAD_STACK_MIN));
+  for (int i = 0; rc == 0 && i < raw->options.threads; ++i) {
+    pthread_t thread;
+    rc = pthread_create(
+        &thread, &attr,
+        [](void* arg) -> void* {
+          static_cast<Impl*>(arg)->ioc->run();
+          return nullptr;
+        },
+        raw);
+    if (rc == 0) raw->threads.push_back(thread);
   }
-  return std::unique_ptr<Server>(new Server(std::move(impl)));
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    server->Stop();
+    return MakeError(ErrorCode::kUnavailable, "server: cannot start a thread with a stack of " +
+                                                  std::to_string(raw->options.thread_stack_bytes) +
+                                                  " bytes: " + std::strerror(rc));
+  }
+  return server;
 }
 
 void Server::Stop() {
@@ -159,7 +184,7 @@ void Server::Stop() {
   }
   impl_->work.reset();
   impl_->ioc->stop();
-  for (auto& t : impl_->threads) t.join();
+  for (pthread_t t : impl_->threads) pthread_join(t, nullptr);
   impl_->threads.clear();
   // Destroying the acceptors and then the io_context closes the listeners
   // and destroys every connection's coroutine (closing its socket).

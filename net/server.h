@@ -145,6 +145,14 @@ struct ServerOptions {
   std::vector<ListenerOptions> listeners;
   TlsOptions tls;  // needed when a listener is TLS
   int threads = 1;
+  // Stack of each of the server's threads, which run the handler. A handler
+  // may recurse once per level of a request's JSON (merges, patches,
+  // validation, printing), and bodies nest up to 10,000 levels
+  // (kMaxJsonDepth, core/json_text.h): the default leaves a wide margin for
+  // that (ASan's larger frames included). Only the pages a request touches
+  // are ever committed.
+  static constexpr size_t kDefaultThreadStackBytes = size_t{256} << 20;
+  size_t thread_stack_bytes = kDefaultThreadStackBytes;
   size_t max_body_bytes = size_t{3} << 20;
   std::chrono::milliseconds handshake_timeout{30000};
   std::chrono::milliseconds read_timeout{0};   // per request, waiting included; 0: none

@@ -10,6 +10,8 @@
 // plain TCP and server_tls.cc for TLS, so that neither translation unit
 // compiles both (the server was the slowest file of the build).
 
+#include <pthread.h>
+
 #include <array>
 #include <atomic>
 #include <boost/asio.hpp>
@@ -19,7 +21,6 @@
 #include <boost/beast/ssl.hpp>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <type_traits>
 #include <unordered_map>
 
@@ -156,7 +157,9 @@ struct Server::Impl {
   std::vector<std::unique_ptr<tcp::acceptor>> acceptors;
   std::vector<uint16_t> ports;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
-  std::vector<std::thread> threads;
+  // The io_context's threads (pthreads: std::thread cannot set a stack size,
+  // ServerOptions::thread_stack_bytes).
+  std::vector<pthread_t> threads;
   std::atomic<bool> stopped{false};
   std::mutex stop_mu;
 

@@ -122,10 +122,14 @@ int RunLocal(int argc, char** argv) {
       "topology", po::value(&topology_text),
       "domains per parent, outermost first, e.g. zone=2,block=4,rack=8")(
       "token", po::value(&token), "bearer token clients must send (default: random)")(
-      "no-token", po::bool_switch(&no_token), "serve without authentication")(
+      "no-token", po::bool_switch(&no_token),
+      "no bearer token: serve without authentication, or with --client-ca-file require a "
+      "client certificate")(
       "client-ca-file", po::value(&client_ca_file),
-      "PEM CA bundle: HTTPS clients presenting a certificate it signs need no token "
-      "(kube-apiserver's --client-ca-file); other certificates fail the handshake")(
+      "PEM CA bundle (kube-apiserver's --client-ca-file): HTTPS clients presenting a "
+      "certificate it signs need no token; other certificates fail the handshake; a request "
+      "with neither a valid certificate nor the token gets 401 (with --no-token: every request "
+      "without such a certificate, plain HTTP included)")(
       "pod-ready-delay-ms", po::value(&pod_ready_delay_ms)->default_value(pod_ready_delay_ms),
       "delay before a bound pod becomes Running and Ready")(
       "watch-history", po::value(&watch_history)->default_value(watch_history),
@@ -234,6 +238,12 @@ int RunLocal(int argc, char** argv) {
   }
   if (token.empty() && !no_token) token = RandomToken();
   if (no_token) token.clear();
+  // What copse local's own components (scheduler, controllers, Grove,
+  // recorder) present: the token, or, when users must bring a certificate
+  // (--client-ca-file with --no-token), a random one the kubeconfig never
+  // carries.
+  std::string component_token = token;
+  if (token.empty() && !client_ca_pem.empty()) component_token = RandomToken();
 
   // Block the signals we wait for before any thread starts, so they reach sigwait.
   sigset_t signals;
@@ -313,6 +323,7 @@ int RunLocal(int argc, char** argv) {
   options.http_port = static_cast<uint16_t>(http_port);
   options.token = token;
   options.client_ca_pem = client_ca_pem;
+  if (component_token != token) options.component_token = component_token;
   options.threads = threads;
   options.max_request_body_bytes = static_cast<size_t>(max_request_body_bytes);
   options.store = store;
@@ -334,7 +345,7 @@ int RunLocal(int argc, char** argv) {
     record_io = std::make_unique<kube::IoThread>(1);
     kube::ClientConfig config;
     config.server = (*server)->http_url();
-    config.token = token;
+    config.token = component_token;
     auto client = kube::Client::Create(config, record_io->executor());
     if (!client.ok()) {
       std::cerr << "copse local: recorder client: " << client.error().ToString() << "\n";
@@ -361,7 +372,7 @@ int RunLocal(int argc, char** argv) {
     scheduler_io = std::make_unique<kube::IoThread>(2);
     kube::ClientConfig config;
     config.server = (*server)->http_url();
-    config.token = token;
+    config.token = component_token;
     config.max_connections = 64;
     config.pipelined_connections = pipelined_connections;
     auto client = kube::Client::Create(config, scheduler_io->executor());
@@ -389,7 +400,7 @@ int RunLocal(int argc, char** argv) {
     controllers_io = std::make_unique<kube::IoThread>(1);
     kube::ClientConfig config;
     config.server = (*server)->http_url();
-    config.token = token;
+    config.token = component_token;
     config.max_connections = 32;
     config.pipelined_connections = kube::kCopsePipelinedConnections;
     auto client = kube::Client::Create(config, controllers_io->executor());
@@ -414,7 +425,7 @@ int RunLocal(int argc, char** argv) {
     grove_io = std::make_unique<kube::IoThread>(1);
     kube::ClientConfig config;
     config.server = (*server)->http_url();
-    config.token = token;
+    config.token = component_token;
     // As `copse grove` does: many pods at once, their writes pipelined.
     config.max_connections = 64;
     config.pipelined_connections = kube::kCopsePipelinedConnections;

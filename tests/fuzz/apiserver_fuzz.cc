@@ -2,7 +2,9 @@
 // no sockets): a fresh Store per input, then up to 8 requests, separated by
 // a line "%%". Each request is a line "METHOD TARGET [CONTENT-TYPE [ACCEPT]]"
 // and the body after it. Every response must be an object, a list, a Table,
-// discovery or OpenAPI, or a Status whose code is the HTTP status.
+// discovery or OpenAPI, or a Status whose code is the HTTP status. Requests
+// run on a stack as large as the server's request threads (server_stack.h):
+// bodies may nest up to the depth limit, which Handle enforces.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "apiserver/handler.h"
 #include "apiserver/store.h"
 #include "core/check.h"
+#include "tests/fuzz/server_stack.h"
 
 namespace api = copse::apiserver;
 using nlohmann::json;
@@ -45,10 +48,7 @@ void CheckResponse(const api::HttpRequest& request, const api::HttpResponse& res
   }
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string_view input(reinterpret_cast<const char*>(data), size);
+void RunInput(std::string_view input) {
   api::Handler handler(api::NewStore(), api::HandlerOptions{});
   for (int i = 0; i < 8 && !input.empty(); ++i) {
     const size_t sep = input.find("\n%%\n");
@@ -67,5 +67,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (request.target.empty()) continue;
     CheckResponse(request, handler.Handle(request));
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  copse::fuzz::ServerStack::Run([&] { RunInput(input); });
   return 0;
 }

@@ -1,6 +1,10 @@
 // The API server's JSON text <-> DOM conversions (apiserver/json_text.h)
 // against nlohmann's own parser and serializer, which they promise to match,
 // and the untyped object codec's decode/encode round trip (kube/codec.h).
+// The server's conversions see only text within the depth limit (its
+// handler refuses deeper bodies first) and run on a stack as large as its
+// request threads (server_stack.h); the client's decoder refuses deeper
+// text itself, on libFuzzer's own stack.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -9,13 +13,15 @@
 
 #include "apiserver/json_text.h"
 #include "core/check.h"
+#include "core/json_text.h"
 #include "kube/codec.h"
+#include "tests/fuzz/server_stack.h"
 
 using nlohmann::json;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
+namespace {
 
+void ServerConversions(std::string_view text) {
   json ours;
   bool ours_ok = true;
   try {
@@ -40,10 +46,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const json again = copse::apiserver::ParseJson(dumped);
     COPSE_CHECK(copse::apiserver::DumpJson(again) == dumped);
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  const bool too_deep = copse::JsonDepthExceeds(text);
+  if (!too_deep) copse::fuzz::ServerStack::Run([&] { ServerConversions(text); });
 
   auto object = copse::kube::Unstructured::Decode(text);
+  COPSE_CHECK(!too_deep || !object.ok()) << "Unstructured::Decode accepted JSON beyond the limit";
   if (object.ok()) {
-    COPSE_CHECK(reference_ok) << "Unstructured::Decode accepted invalid JSON";
+    COPSE_CHECK(json::accept(text)) << "Unstructured::Decode accepted invalid JSON";
     object->meta.labels["fuzz"] = "x";  // forces the overlay path of Encode()
     const std::string encoded = object->Encode();
     auto decoded = copse::kube::Unstructured::Decode(encoded);

@@ -5,6 +5,9 @@
 // Input: byte 0 picks the mode; for the Store, the patch type and the object
 // and the rest is the patch; for the pure strategic merge, the kind, then
 // the original object's JSON up to the first newline, then the patch.
+// Inputs nesting deeper than the API server's limit are dropped (its handler
+// refuses such bodies before anything parses them); the rest run on a stack
+// as large as the server's request threads (server_stack.h).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +20,8 @@
 #include "apiserver/store.h"
 #include "apiserver/strategic_merge.h"
 #include "core/check.h"
+#include "core/json_text.h"
+#include "tests/fuzz/server_stack.h"
 
 namespace api = copse::apiserver;
 using nlohmann::json;
@@ -116,10 +121,13 @@ void PatchPure(uint8_t mode, std::string_view input) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  if (data[0] & 0x80) {
-    PatchPure(data[0] & 0x7f, rest);
-  } else {
-    PatchLive(data[0], rest);
-  }
+  if (copse::JsonDepthExceeds(rest)) return 0;
+  copse::fuzz::ServerStack::Run([&] {
+    if (data[0] & 0x80) {
+      PatchPure(data[0] & 0x7f, rest);
+    } else {
+      PatchLive(data[0], rest);
+    }
+  });
   return 0;
 }

@@ -8,6 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
 
 #include "tests/e2e/kubectl/harness.h"
 #include "tests/support/paths.h"
@@ -83,6 +86,76 @@ TEST(ClientCaE2E, OnlyCertificatesTheCaSignedAuthenticate) {
     // The token still works beside certificates.
     r = cluster.Kubectl({"get", "nodes", "-o", "name"});
     EXPECT_EQ(r.exit_code, 0) << r.out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The HTTP status curl got for GET <url>/api/v1/nodes with the client
+// certificate of `name` (none when empty); "000" when the TLS handshake
+// failed.
+std::string CurlStatus(const std::string& url, const std::string& dir, const std::string& name) {
+  std::vector<std::string> argv = {"curl", "-s",           "-k",         "-o", "/dev/null",
+                                   "-w",   "%{http_code}", "--max-time", "10"};
+  if (!name.empty()) {
+    argv.insert(argv.end(), {"--cert", dir + "/" + name + "-client.crt", "--key",
+                             dir + "/" + name + "-client.key"});
+  }
+  argv.push_back(url + "/api/v1/nodes");
+  return RunCommand(argv).out;
+}
+
+// --client-ca-file with --no-token: a certificate the CA signed is the only
+// way in (kube-apiserver would make the rest system:anonymous, which copse
+// local authorizes for nothing: 401), over HTTPS and plain HTTP alike, while
+// copse local's own components still work (a pod gets scheduled).
+TEST(ClientCaE2E, WithoutATokenACertificateIsRequired) {
+  ASSERT_TRUE(HaveKubectl()) << "kubectl not found: scripts/setup.sh installs it";
+  ASSERT_EQ(RunCommand({"curl", "--version"}).exit_code, 0) << "curl not found";
+  char tmpl[] = "/tmp/copse-client-ca-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  MakePki(dir, "alice");
+  MakePki(dir, "mallory");
+  {
+    LocalCluster cluster({"--nodes", "1", "--no-token", "--client-ca-file", dir + "/alice-ca.crt"});
+    ASSERT_TRUE(cluster.ready()) << cluster.startup_output();
+    // "copse local: API server https://127.0.0.1:P (plain HTTP http://127.0.0.1:Q), ..."
+    const std::string out = cluster.startup_output();
+    static const std::regex kUrls(
+        R"(API server (https://[0-9.:]+) \(plain HTTP (http://[0-9.:]+)\))");
+    std::smatch urls;
+    ASSERT_TRUE(std::regex_search(out, urls, kUrls)) << out;
+    const std::string https = urls[1];
+    const std::string http = urls[2];
+
+    EXPECT_EQ(CurlStatus(https, dir, ""), "401") << "no certificate must not get in";
+    EXPECT_EQ(CurlStatus(http, "", ""), "401") << "nor over plain HTTP";
+    EXPECT_EQ(CurlStatus(https, dir, "mallory"), "000")
+        << "a certificate from another CA fails the handshake";
+    EXPECT_EQ(CurlStatus(https, dir, "alice"), "200");
+    EXPECT_EQ(RunCommand({"curl", "-s", "-k", "-o", "/dev/null", "-w", "%{http_code}", "--max-time",
+                          "10", https + "/healthz"})
+                  .out,
+              "200")
+        << "health checks need no authentication";
+
+    // kubectl the same way.
+    const std::string anonymous = CertificateKubeconfig(cluster, dir, "");
+    CommandResult r = RunCommand({"kubectl", "--kubeconfig", anonymous, "get", "nodes"});
+    EXPECT_NE(r.exit_code, 0) << "no certificate must not get in: " << r.out;
+    const std::string mallory = CertificateKubeconfig(cluster, dir, "mallory");
+    r = RunCommand({"kubectl", "--kubeconfig", mallory, "get", "nodes"});
+    EXPECT_NE(r.exit_code, 0) << "a certificate from another CA must not get in: " << r.out;
+    const std::string alice = CertificateKubeconfig(cluster, dir, "alice");
+    r = RunCommand({"kubectl", "--kubeconfig", alice, "get", "nodes", "-o", "name"});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("node/"), std::string::npos) << r.out;
+    r = RunCommand(
+        {"kubectl", "--kubeconfig", alice, "run", "p", "--image=pause", "--restart=Never"});
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    r = RunCommand({"kubectl", "--kubeconfig", alice, "wait", "--for=condition=PodScheduled",
+                    "pod/p", "--timeout=30s"});
+    EXPECT_EQ(r.exit_code, 0) << "the scheduler must still reach the API server: " << r.out;
   }
   std::filesystem::remove_all(dir);
 }

@@ -1,30 +1,37 @@
 // Chaos, bounded: `copse run` as its own process against `copse local
 // --no-scheduler`, killed with SIGKILL at random points while 200 gangs
-// arrive and bind (20 rounds, restarted each time); and `copse local
+// arrive and bind (20 rounds, restarted each time; most rounds killed while
+// a gang is being placed and bound); and `copse local
 // --data-dir` itself killed and restarted under a running scheduler, whose
 // watches are cut and, resumed from before the crash, answered 410 Gone (its
 // informers relist). Afterwards: no gang is partly bound, no node holds more
-// than its allocatable, every gang that fits is bound, and the gangs that
-// cannot fit have nothing bound.
+// than its allocatable of any resource (cpu, memory, pod count, and any other
+// the pods request), every gang that fits is bound, and the gangs that
+// cannot fit have nothing bound. The kills must land while binds are under
+// way (counted per round), or the test would prove nothing.
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/quantity.h"
 #include "tests/integration/apiserver/http_helper.h"
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
@@ -36,7 +43,6 @@ using apiserver::testing::HttpClient;
 using nlohmann::json;
 
 constexpr int kNodes = 20;
-constexpr int kNodeMilliCpu = 16000;
 constexpr int kGangSize = 3;
 constexpr int kMemberMilliCpu = 500;  // 200 gangs of 3 fit with room to spare
 constexpr int kTooBigMilliCpu = 20000;
@@ -118,8 +124,8 @@ json PodGroup(const std::string& name) {
           {"spec", {{"minMember", kGangSize}}}};
 }
 
-json Member(const std::string& gang, int i, int milli_cpu) {
-  return {
+json Member(const std::string& gang, int i, int milli_cpu, int round) {
+  json pod = {
       {"apiVersion", "v1"},
       {"kind", "Pod"},
       {"metadata",
@@ -134,27 +140,34 @@ json Member(const std::string& gang, int i, int milli_cpu) {
                        {"resources",
                         {{"requests",
                           {{"cpu", std::to_string(milli_cpu) + "m"}, {"memory", "64Mi"}}}}}}})}}}};
+  if (round >= 0) pod["metadata"]["labels"]["chaos-round"] = std::to_string(round);
+  return pod;
 }
 
-void CreateGang(HttpClient& http, const std::string& name, int milli_cpu) {
+// `round` >= 0: the members are labelled chaos-round=<round>.
+void CreateGang(HttpClient& http, const std::string& name, int milli_cpu, int round = -1) {
   auto g =
       http.Post("/apis/scheduling.copse.dev/v1alpha1/namespaces/default/podgroups", PodGroup(name));
   ASSERT_EQ(g.status, 201) << g.body;
   for (int i = 0; i < kGangSize; ++i) {
-    auto p = http.Post("/api/v1/namespaces/default/pods", Member(name, i, milli_cpu));
+    auto p = http.Post("/api/v1/namespaces/default/pods", Member(name, i, milli_cpu, round));
     ASSERT_EQ(p.status, 201) << p.body;
   }
 }
 
-int64_t MilliCpu(const std::string& q) {
-  if (q.ends_with("m")) return std::stoll(q.substr(0, q.size() - 1));
-  return static_cast<int64_t>(std::stod(q) * 1000);
+int64_t Milli(const json& quantity) {
+  auto q = Quantity::Parse(quantity.is_string() ? quantity.get<std::string>() : quantity.dump());
+  EXPECT_TRUE(q.ok()) << quantity;
+  return q.ok() ? q->MilliValue() : 0;
 }
+
+// Resource name -> milli-units; "pods" counts pods (1000 each).
+using Resources = std::map<std::string, int64_t>;
 
 struct Placement {
   std::map<std::string, int> bound_per_gang;  // gang -> members bound
   std::map<std::string, int> members_per_gang;
-  std::map<std::string, int64_t> milli_cpu_per_node;
+  std::map<std::string, Resources> requested_per_node;  // what the bound pods request
 };
 
 Placement ReadPlacement(HttpClient& http) {
@@ -169,15 +182,36 @@ Placement ReadPlacement(HttpClient& http) {
     const std::string node = pod["spec"].value("nodeName", "");
     if (node.empty()) continue;
     ++out.bound_per_gang[gang];
+    Resources& requested = out.requested_per_node[node];
+    requested["pods"] += 1000;
     for (const auto& c : pod["spec"]["containers"]) {
-      out.milli_cpu_per_node[node] += MilliCpu(c["resources"]["requests"]["cpu"]);
+      if (!c.contains("resources") || !c["resources"].contains("requests")) continue;
+      for (const auto& [name, quantity] : c["resources"]["requests"].items()) {
+        requested[name] += Milli(quantity);
+      }
+    }
+  }
+  return out;
+}
+
+// Node -> its allocatable, as the API server has it.
+std::map<std::string, Resources> ReadAllocatable(HttpClient& http) {
+  std::map<std::string, Resources> out;
+  auto listed = http.Get("/api/v1/nodes");
+  EXPECT_EQ(listed.status, 200) << listed.body;
+  const json list = listed.Json();
+  for (const auto& node : list["items"]) {
+    Resources& allocatable = out[node["metadata"]["name"].get<std::string>()];
+    for (const auto& [name, quantity] : node["status"]["allocatable"].items()) {
+      allocatable[name] = Milli(quantity);
     }
   }
   return out;
 }
 
 // The invariants; `fitting` gangs must all be bound, `too_big` none.
-void CheckInvariants(const Placement& p, int fitting, const std::vector<std::string>& too_big) {
+void CheckInvariants(const Placement& p, int fitting, const std::vector<std::string>& too_big,
+                     const std::map<std::string, Resources>& allocatable) {
   int complete = 0;
   for (const auto& [gang, members] : p.members_per_gang) {
     const int bound = p.bound_per_gang.count(gang) ? p.bound_per_gang.at(gang) : 0;
@@ -187,9 +221,44 @@ void CheckInvariants(const Placement& p, int fitting, const std::vector<std::str
   }
   for (const auto& gang : too_big) EXPECT_EQ(p.bound_per_gang.count(gang), 0u) << gang;
   EXPECT_EQ(complete, fitting);
-  for (const auto& [node, milli] : p.milli_cpu_per_node) {
-    EXPECT_LE(milli, kNodeMilliCpu) << node << " is over its allocatable cpu";
+  // Every resource the bound pods request, pod count included, within each
+  // node's allocatable (a resource the node lacks has allocatable 0).
+  std::set<std::string> checked;
+  for (const auto& [node, requested] : p.requested_per_node) {
+    ASSERT_TRUE(allocatable.count(node)) << "pods bound to unknown node " << node;
+    const Resources& has = allocatable.at(node);
+    for (const auto& [name, milli] : requested) {
+      if (milli == 0) continue;
+      checked.insert(name);
+      const int64_t limit = has.count(name) ? has.at(name) : 0;
+      EXPECT_LE(milli, limit) << node << " is over its allocatable " << name;
+    }
   }
+  // Not vacuous: the members request cpu and memory, and every pod counts.
+  if (complete > 0) {
+    EXPECT_TRUE(checked.count("cpu") && checked.count("memory") && checked.count("pods"));
+  }
+}
+
+// Pods of round `round` that are bound.
+int RoundBound(HttpClient& http, int round) {
+  auto listed = http.Get("/api/v1/namespaces/default/pods?labelSelector=chaos-round%3D" +
+                         std::to_string(round));
+  EXPECT_EQ(listed.status, 200) << listed.body;
+  const json list = listed.Json();
+  int bound = 0;
+  for (const auto& pod : list["items"]) bound += !pod["spec"].value("nodeName", "").empty();
+  return bound;
+}
+
+// Polls until at least `pods` of round `round` are bound.
+bool WaitForRoundBound(HttpClient& http, int round, int pods, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (RoundBound(http, round) >= pods) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return false;
 }
 
 bool WaitForBound(HttpClient& http, int gangs, std::chrono::seconds timeout) {
@@ -217,23 +286,67 @@ TEST(ChaosE2E, CopseRunKilledAtRandomPointsWhile200GangsBindLeavesNoPartialGang)
   std::uniform_int_distribution<int> kill_after_ms(0, 1500);
   constexpr int kRounds = 20;
   constexpr int kGangs = 200;
+  constexpr int kGangsPerRound = kGangs / kRounds;
+  // The scheduler binds a gang within a millisecond or two of its last
+  // member's arrival: killed at a random time after a round's gangs have
+  // arrived, it has nearly always bound them all. So three rounds in four
+  // are killed while their gangs arrive: once the scheduler has bound some
+  // of the round, one more gang arrives and the kill follows its last
+  // member within a millisecond or so, while that gang is being placed and
+  // bound. Every fourth round keeps the random kill up to 1.5 s after the
+  // round's arrivals.
+  std::uniform_int_distribution<int> mid_after_gangs(2, kGangsPerRound - 1);
+  std::uniform_int_distribution<int> mid_delay_us(0, 1500);
+  // Per round: the round's pods bound after the kill, and created by then.
+  std::vector<std::pair<int, int>> at_kill;
+  int killed_with_binds_outstanding = 0;
   for (int round = 0; round < kRounds; ++round) {
     auto scheduler = cluster.StartScheduler();
-    // 10 more gangs arrive while this scheduler starts and binds.
-    for (int g = 0; g < kGangs / kRounds; ++g) {
-      CreateGang(http, "gang-" + std::to_string(round * (kGangs / kRounds) + g), kMemberMilliCpu);
+    const bool mid = round % 4 != 3;
+    const int kill_after = mid ? mid_after_gangs(rng) : kGangsPerRound;
+    int g = 0;
+    const auto create_next = [&] {
+      CreateGang(http, "gang-" + std::to_string(round * kGangsPerRound + g), kMemberMilliCpu,
+                 round);
+      ++g;
+    };
+    while (g < kill_after - (mid ? 1 : 0)) create_next();
+    if (mid) {
+      EXPECT_TRUE(WaitForRoundBound(http, round, 1, std::chrono::seconds(30)))
+          << "round " << round << ": nothing bound; " << scheduler->seen();
+      create_next();
+      std::this_thread::sleep_for(std::chrono::microseconds(mid_delay_us(rng)));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kill_after_ms(rng)));
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(kill_after_ms(rng)));  // the kill point
-    scheduler->KillHard();
+    scheduler->KillHard();  // the kill point
     scheduler->Wait();
+    // What the killed scheduler got bound (a bind it sent just before the
+    // kill may still land, so this may count one or two late).
+    const int bound = RoundBound(http, round);
+    const int created = kGangSize * g;
+    at_kill.emplace_back(bound, created);
+    if (bound < created) ++killed_with_binds_outstanding;
+    // The rest of the round's gangs arrive with no scheduler running.
+    while (g < kGangsPerRound) create_next();
   }
+  std::string kills;
+  for (const auto& [bound, created] : at_kill) {
+    kills += " " + std::to_string(bound) + "/" + std::to_string(created);
+  }
+  std::cout << "chaos: the round's pods bound/created at each kill:" << kills << " ("
+            << killed_with_binds_outstanding << " with binds outstanding)" << std::endl;
+  SCOPED_TRACE("the round's pods bound/created at each kill:" + kills);
+  // The kills must land while binds are under way (pods created and not yet
+  // bound by the killed scheduler), not only before or after them.
+  EXPECT_GE(killed_with_binds_outstanding, 5) << "kills that landed with binds outstanding";
   auto scheduler = cluster.StartScheduler();
   const bool bound = WaitForBound(http, kGangs, std::chrono::seconds(60));
   scheduler->Drain();
   EXPECT_TRUE(bound) << scheduler->seen();
   // Leave the scheduler running a little past the last bind: nothing more
   // may be bound (the too-big gangs stay whole-or-nothing).
-  CheckInvariants(ReadPlacement(http), kGangs, too_big);
+  CheckInvariants(ReadPlacement(http), kGangs, too_big, ReadAllocatable(http));
 }
 
 TEST(ChaosE2E, ApiServerKilledAndRestartedUnderARunningScheduler) {
@@ -258,10 +371,13 @@ TEST(ChaosE2E, ApiServerKilledAndRestartedUnderARunningScheduler) {
   const bool bound = WaitForBound(http, kGangs, std::chrono::seconds(60));
   scheduler->Drain();
   EXPECT_TRUE(bound) << scheduler->seen();
-  CheckInvariants(ReadPlacement(http), kGangs, {});
-  // The scheduler process lived through it.
+  CheckInvariants(ReadPlacement(http), kGangs, {}, ReadAllocatable(http));
+  // The scheduler process lived through it: not exited (kill(pid, 0) would
+  // also succeed for an exited child not yet reaped).
   scheduler->Drain();
-  EXPECT_EQ(::kill(scheduler->pid(), 0), 0) << scheduler->seen();
+  int wstatus = 0;
+  EXPECT_EQ(::waitpid(scheduler->pid(), &wstatus, WNOHANG), 0)
+      << "the scheduler exited (status " << wstatus << "): " << scheduler->seen();
 }
 
 }  // namespace

@@ -288,6 +288,100 @@ TEST_F(Types, NodeFieldsHaveTheirTypes) {
   EXPECT_EQ(client().Post("/api/v1/nodes", node({{"unschedulable", true}})).status, 201);
 }
 
+// Every field of Node and Pod that the built-in schema table describes (the
+// one the OpenAPI documents are made of) is decoded with its type, however
+// deep, and the error names its path.
+TEST_F(Types, EveryDescribedNodeAndPodFieldHasItsType) {
+  json node = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata", {{"name", "n2"}}},
+               {"status", {{"capacity", json::array({1})}}}};
+  ExpectDecodeError(client().Post("/api/v1/nodes", node),
+                    "cannot unmarshal array into Go struct field NodeStatus.status.capacity of "
+                    "type map[string]resource.Quantity");
+  node["status"] = {{"allocatable", {{"cpu", json::array({1})}}}};
+  ExpectDecodeError(client().Post("/api/v1/nodes", node), "quantities must match");
+  node["status"] = {{"addresses", json::array({{{"address", 7}}})}};
+  ExpectDecodeError(client().Post("/api/v1/nodes", node),
+                    "cannot unmarshal number into Go struct field "
+                    "NodeAddress.status.addresses.address of type string");
+  EXPECT_EQ(store().Count(kube::resources::kNodes), 0u);
+
+  struct Case {
+    json patch;  // merged into a valid pod's spec
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{{"containers", json::array({{{"name", "main"}, {"image", "i"}, {"resources", "x"}}})}},
+       "cannot unmarshal string into Go struct field Container.spec.containers.resources of type "
+       "v1.ResourceRequirements"},
+      {{{"affinity", 5}},
+       "cannot unmarshal number into Go struct field PodSpec.spec.affinity of type v1.Affinity"},
+      {{{"affinity", {{"nodeAffinity", "zzz"}}}},
+       "cannot unmarshal string into Go struct field Affinity.spec.affinity.nodeAffinity of type "
+       "v1.NodeAffinity"},
+      {{{"affinity",
+         {{"nodeAffinity",
+           {{"requiredDuringSchedulingIgnoredDuringExecution",
+             {{"nodeSelectorTerms",
+               json::array({{{"matchExpressions", json::array({{{"key", "k"},
+                                                                {"operator", "In"},
+                                                                {"values", {1}}}})}}})}}}}}}}},
+       "cannot unmarshal number into Go struct field "
+       "NodeSelectorRequirement.spec.affinity.nodeAffinity."
+       "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.matchExpressions.values "
+       "of type string"},
+      {{{"affinity",
+         {{"podAntiAffinity",
+           {{"preferredDuringSchedulingIgnoredDuringExecution",
+             json::array({{{"weight", "high"}, {"podAffinityTerm", {{"topologyKey", "k"}}}}})}}}}}},
+       "cannot unmarshal string into Go struct field WeightedPodAffinityTerm.spec.affinity."
+       "podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.weight of type int32"},
+      {{{"containers", json::array({{{"name", "main"},
+                                     {"image", "i"},
+                                     {"env", json::array({{{"name", "E"}, {"valueFrom", 3}}})}}})}},
+       "cannot unmarshal number into Go struct field EnvVar.spec.containers.env.valueFrom of type "
+       "v1.EnvVarSource"},
+      {{{"topologySpreadConstraints", json::array({{{"maxSkew", 1},
+                                                    {"topologyKey", "zone"},
+                                                    {"whenUnsatisfiable", "DoNotSchedule"},
+                                                    {"minDomains", "2"}}})}},
+       "cannot unmarshal string into Go struct field "
+       "TopologySpreadConstraint.spec.topologySpreadConstraints.minDomains of type int32"},
+      {{{"overhead", json::array()}},
+       "cannot unmarshal array into Go struct field PodSpec.spec.overhead of type "
+       "map[string]resource.Quantity"},
+      {{{"resources", {{"limits", "x"}}}},
+       "cannot unmarshal string into Go struct field ResourceRequirements.spec.resources.limits "
+       "of type map[string]resource.Quantity"},
+      {{{"schedulingGroup", {{"podGroupName", false}}}},
+       "cannot unmarshal bool into Go struct field PodSchedulingGroup.spec.schedulingGroup."
+       "podGroupName of type string"},
+      {{{"volumes", json::array({{{"name", "v"}, {"emptyDir", "yes"}}})}},
+       "cannot unmarshal string into Go struct field Volume.spec.volumes.emptyDir of type "
+       "v1.EmptyDirVolumeSource"},
+  };
+  for (const Case& c : cases) {
+    json pod = MakePod("p");
+    pod["spec"].merge_patch(c.patch);
+    ExpectDecodeError(client().Post("/api/v1/namespaces/default/pods", pod), c.message);
+  }
+  json pod = MakePod("p");
+  pod["status"] = {{"startTime", 12}};
+  ExpectDecodeError(client().Post("/api/v1/namespaces/default/pods", pod),
+                    "cannot unmarshal number into Go struct field PodStatus.status.startTime of "
+                    "type v1.Time");
+  EXPECT_EQ(store().Count(kube::resources::kPods), 0u);
+  // A patch that would store the wrong type changes nothing either.
+  ASSERT_EQ(client().Post("/api/v1/namespaces/default/pods", MakePod("p")).status, 201);
+  const auto before = Snapshot(kube::resources::kPods);
+  ExpectDecodeError(
+      client().Patch("/api/v1/namespaces/default/pods/p", {{"spec", {{"affinity", 5}}}},
+                     "application/strategic-merge-patch+json"),
+      "PodSpec.spec.affinity of type v1.Affinity");
+  EXPECT_EQ(Snapshot(kube::resources::kPods), before);
+}
+
 TEST_F(Types, PodFieldsHaveTheirTypes) {
   json pod = MakePod("p");
   pod["spec"]["priority"] = 1.5;

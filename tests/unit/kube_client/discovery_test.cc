@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace copse::kube {
 namespace {
 
@@ -68,6 +70,18 @@ TEST(Discovery, BadDocumentsAreErrorsNamingThem) {
   auto list = Discovery::FromDocuments(kApi, R"({"groups":[]})", {R"({"resources":[]})"});
   ASSERT_FALSE(list.ok());
   EXPECT_EQ(list.error().message, "discovery: an APIResourceList has no groupVersion");
+}
+
+// The client's depth limit (Kubernetes' 10,000 levels), as its other decoders
+// apply it to what servers send.
+TEST(Discovery, DocumentsNestedBeyondTheLimitAreRefused) {
+  std::string deep = R"({"kind":"APIGroupList","groups":[],"x":)";
+  deep.append(10000, '[');
+  deep.append(10000, ']');
+  deep += '}';
+  auto refused = Discovery::FromDocuments(kApi, deep, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "discovery: /apis is JSON nested deeper than 10000 levels");
 }
 
 }  // namespace

@@ -83,5 +83,32 @@ TEST(JsonDepth, WatchEventsAndListsFollowTheSameLimit) {
   EXPECT_NE(too_deep.error().message.find("10000"), std::string::npos) << too_deep.error().message;
 }
 
+// A Scale whose unknown field "x" nests so that the document is `depth`
+// levels deep (the object is level 1).
+std::string DeepScale(size_t depth) {
+  std::string out = R"({"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web",)"
+                    R"("namespace":"default","resourceVersion":"7"},"spec":{"replicas":3},)"
+                    R"("status":{"replicas":2,"selector":"app=web"},"x":)";
+  out.append(depth - 1, '[');
+  out.append(depth - 1, ']');
+  out += '}';
+  return out;
+}
+
+TEST(JsonDepth, ScalesFollowTheSameLimit) {
+  auto scale = DecodeScale(DeepScale(5000));
+  ASSERT_TRUE(scale.ok()) << scale.error().ToString();
+  EXPECT_EQ(scale->spec_replicas, 3);
+  EXPECT_EQ(scale->selector, "app=web");
+  ASSERT_TRUE(DecodeScale(DeepScale(kMaxJsonDepth)).ok());
+  auto too_deep = DecodeScale(DeepScale(kMaxJsonDepth + 1));
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_NE(too_deep.error().message.find("nested deeper than 10000 levels"), std::string::npos)
+      << too_deep.error().message;
+  auto far = DecodeScale(DeepScale(1'000'000));
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.error().message.find("10000"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace copse::kube
