@@ -5,7 +5,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -13,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/log.h"
 #include "kube/client.h"
 #include "kube/discovery.h"
 #include "kube/pod_group.h"
@@ -189,11 +189,20 @@ struct Recorder::Impl {
     for (auto& informer : informers) informer->Stop();
   }
 
+  // Progress (a kind the server does not serve, a CRD picked up later).
   void Log(const std::string& line) const {
     if (options.log) {
       options.log(line);
     } else {
-      std::cerr << "copse record: " << line << std::endl;
+      copse::Log(0, "record", line);
+    }
+  }
+  // A list or watch error (the informer retries).
+  void Warn(const std::string& line) const {
+    if (options.log) {
+      options.log(line);
+    } else {
+      LogWarning("record", line);
     }
   }
 
@@ -468,7 +477,7 @@ Result<std::unique_ptr<Recorder>> Recorder::Start(std::shared_ptr<kube::Client> 
     const std::string what = kinds[k].candidates.front().resource;
     // A CRD not installed yet answers 404 on every retry: not worth a line.
     o.informer.on_error = [self, what](const Error& e) {
-      if (e.code != ErrorCode::kNotFound) self->Log(what + ": " + e.ToString());
+      if (e.code != ErrorCode::kNotFound) self->Warn(what + ": " + e.ToString());
     };
     auto informer = std::make_unique<kube::ServedInformer>(r.client, std::move(o));
     kube::EventHandler handler;

@@ -74,7 +74,8 @@ struct RecorderOptions {
   std::chrono::milliseconds sync_timeout{60'000};
   std::shared_ptr<const Clock> clock;  // default: RealClock
   // Progress and warnings (a kind the server does not serve, list errors);
-  // default: "copse record: <line>" on stderr.
+  // default: the leveled logger (core/log.h), component "record": progress
+  // at level 0 (always printed), list and watch errors as warnings.
   std::function<void(const std::string&)> log;
 };
 

@@ -727,6 +727,11 @@ Result<ConfigResult> Run::Go() {
   // place what waits; nothing else can change.
   constexpr Ms kDrain = std::chrono::minutes(10);
   std::optional<int64_t> quiet_since;
+  // Whether this step is one that can decide: it came for a trace event, a
+  // pod's end or a timer that can place or evict, not for a status report
+  // alone (those are not counted in `steps`: whether one falls due depends
+  // on how the scheduler's inbox happened to batch events).
+  bool deciding = true;
   while (true) {
     const int64_t now = NowMs();
     if (options_.timeout.count() > 0 &&
@@ -757,7 +762,7 @@ Result<ConfigResult> Run::Go() {
       if (Status s = WaitSettled(); !s.ok()) return s.error();
     }
     Sample();
-    ++result_.steps;
+    if (deciding) ++result_.steps;
 
     Clock::TimePoint target = Clock::TimePoint::max();
     if (i < events.size()) target = std::min(target, start_ + Ms(events[i].t_ms));
@@ -766,9 +771,13 @@ Result<ConfigResult> Run::Go() {
       if (!quiet_since) quiet_since = now;
       if (now - *quiet_since >= kDrain.count()) break;
     }
+    Clock::TimePoint decision_target = target;
+    if (next_decision_timer_ > clock_->Now()) {
+      decision_target = std::min(decision_target, next_decision_timer_);
+    }
     if (next_timer_ > clock_->Now()) target = std::min(target, next_timer_);
     if (target == Clock::TimePoint::max()) break;
-    if (options_.progress && result_.steps % 2000 == 0) {
+    if (options_.progress && deciding && result_.steps % 2000 == 0) {
       options_.progress("replay " + config_.name + ": t=" + std::to_string(now / 1000) + "s, " +
                         std::to_string(result_.steps) + " steps");
     }
@@ -778,6 +787,7 @@ Result<ConfigResult> Run::Go() {
       if (next_decision_timer_ > clock_->Now()) limit = std::min(limit, next_decision_timer_);
       if (start_ + Ms(ends_.top().t_ms) < limit) {
         if (Status s = EndQuietly(limit); !s.ok()) return s.error();
+        deciding = true;
         continue;
       }
     }
@@ -786,6 +796,7 @@ Result<ConfigResult> Run::Go() {
                                         (target - start_) / options_.speed);
       std::this_thread::sleep_until(due);
     }
+    deciding = target == decision_target;
     clock_->Advance(target - clock_->Now());
     sched_->Wake();
     // The loop runs its timers at the new time before the step's writes

@@ -27,6 +27,9 @@
 //      time it would take at that multiple of the trace's pace. While no pod
 //      waits, the ends before the next trace event or timer that can place
 //      or evict are one step (most of a long trace's steps were such ends).
+//      A step the clock jumped to for a timer that can neither place nor
+//      evict (a status report, the unschedulable flush with nothing
+//      unschedulable) runs like any other but is not counted in `steps`.
 //   4. What the replay observes (one in-process watch on pods): binds (the
 //      decisions), pods the scheduler evicts (victims; the replay deletes
 //      them as their kubelet would, and they are not re-created), and after
@@ -114,6 +117,10 @@ struct ConfigResult {
   int64_t victims = 0;              // bound pods it evicted
   std::vector<Decision> decisions;  // every pod, sorted by pod
   int64_t end_ms = 0;               // virtual time of the last step
+  // Steps that can decide: for a trace event, a pod's end or a timer that
+  // can place or evict. Steps for a status report alone are not counted:
+  // whether one falls due depends on how the scheduler's inbox batched
+  // events, so they vary from run to run; these do not.
   int64_t steps = 0;
   int64_t cycles = 0;  // scheduling cycles run
   double wall_seconds = 0;

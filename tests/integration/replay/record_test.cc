@@ -19,6 +19,7 @@
 #include "kube/client.h"
 #include "kube/pod_group.h"
 #include "kube/topology.h"
+#include "kube/workload.h"
 #include "kube/yaml.h"
 #include "plugins/defaults/defaults.h"
 #include "plugins/framework/registry.h"
@@ -422,6 +423,160 @@ TEST_F(RecordTest, RecordsGangsBindsEndsAndDeletesAndTheRecordingReplays) {
     EXPECT_FALSE(decisions[std::string("team/") + name].node.empty()) << name;
   }
   EXPECT_TRUE(decisions["team/too-big"].node.empty());
+}
+
+// The kinds that come without copse's CRDs: a PodDisruptionBudget
+// (policy/v1) and a KEP-4671 Workload (scheduling.k8s.io/v1alpha2), which
+// exist before the recording starts, and a v1alpha2 PodGroup made from the
+// Workload's template, with its three pods, which come while it records. The
+// embedded API server serves both groups natively (served_versions empty).
+// Each is written reduced: spec kept, status and foreign annotations not. The
+// recording replays with the gang placed whole, within one rack.
+TEST_F(RecordTest, RecordsBudgetsWorkloadsAndKubePodGroupsAndTheGangReplaysWhole) {
+  Create(kube::resources::kNamespaces, "",
+         {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}});
+  auto topology = api::ParseTopology("rack=2");
+  ASSERT_TRUE(topology.ok());
+  auto nodes = api::MakeSyntheticNodes(
+      4, *ParseResourceList("cpu=32,memory=128Gi,nvidia.com/gpu=8"), *topology);
+  ASSERT_TRUE(nodes.ok());
+  ASSERT_TRUE(simulator_->CreateNodes(*nodes).ok());
+  const json annotations = {{"team.example.com/owner", "private-owner-text"},
+                            {"copse.dev/tier", "gold"}};
+  Create(kube::resources::kPodDisruptionBudgets, "team",
+         {{"apiVersion", "policy/v1"},
+          {"kind", "PodDisruptionBudget"},
+          {"metadata", {{"name", "guard"}, {"namespace", "team"}, {"annotations", annotations}}},
+          {"spec", {{"minAvailable", 2}, {"selector", {{"matchLabels", {{"app", "trainer"}}}}}}}});
+  Create(kube::resources::kWorkloads, "team",
+         {{"apiVersion", "scheduling.k8s.io/v1alpha2"},
+          {"kind", "Workload"},
+          {"metadata", {{"name", "training"}, {"namespace", "team"}, {"annotations", annotations}}},
+          {"spec",
+           {{"podGroupTemplates",
+             json::array({{{"name", "workers"},
+                           {"schedulingPolicy", {{"gang", {{"minCount", 3}}}}},
+                           {"schedulingConstraints",
+                            {{"topologyConstraints",
+                              json::array({{{"topologyKey", "copse.dev/rack"}}})}}}}})}}}});
+
+  RecorderOptions options;
+  options.out = (dir_ / "trace.jsonl").string();
+  auto recorder = Recorder::Start(NewClient(), options);
+  ASSERT_TRUE(recorder.ok()) << recorder.error().ToString();
+  recorder_ = std::move(recorder).value();
+  StartScheduler();
+
+  // What a workload controller does: a PodGroup from the template, then its pods.
+  auto stored = store_->Get(kube::resources::kWorkloads, "team", "training");
+  ASSERT_TRUE(stored.ok()) << stored.error().ToString();
+  auto workload = kube::Workload::Decode((*stored)->json);
+  ASSERT_TRUE(workload.ok()) << workload.error().message;
+  auto group = kube::PodGroupFromTemplate(*workload, "workers", "training-workers");
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  Create(kube::resources::kPodGroups, "team", json::parse(group->Encode()));
+  const std::vector<std::string> members = {"worker-0", "worker-1", "worker-2"};
+  for (const std::string& name : members) {
+    Create(kube::resources::kPods, "team",
+           Pod(name, "", 4, {{"labels", {{"app", "trainer"}}}},
+               {{"schedulingGroup", {{"podGroupName", "training-workers"}}}}));
+  }
+  ASSERT_TRUE(WaitUntil([&] {
+    for (const std::string& name : members) {
+      if (NodeOf(name).empty()) return false;
+    }
+    return true;
+  })) << "the live scheduler did not place the gang";
+  // The recorder's watches deliver asynchronously: the pods' creates and
+  // binds, and (another watch) the PodGroup's create. A recorder that misses
+  // the PodGroup fails below, naming it.
+  ASSERT_TRUE(WaitUntil([&] { return recorder_->stats().bound >= 3; }));
+  EXPECT_TRUE(WaitUntil([&] { return recorder_->stats().create >= 4; }, std::chrono::seconds(20)))
+      << "creates recorded: " << recorder_->stats().create << " of 4 (the PodGroup, 3 pods)";
+  ASSERT_TRUE(recorder_->Stop().ok());
+
+  std::ifstream in(options.out);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string file = text.str();
+  EXPECT_EQ(file.find("private-owner-text"), std::string::npos) << "a foreign annotation leaked";
+  auto parsed = ReadTraceFile(options.out);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  const Trace& trace = *parsed;
+
+  // The budget and the Workload existed at t = 0: init lines, reduced.
+  const auto pdb = EventsOf(trace, "PodDisruptionBudget", "guard");
+  ASSERT_EQ(Ops(pdb), "init") << "the PodDisruptionBudget is missing from the trace";
+  const json pdb_object = json::parse(pdb[0]->object);
+  EXPECT_EQ(pdb_object["apiVersion"], "policy/v1");
+  EXPECT_EQ(pdb_object["metadata"]["namespace"], "team");
+  EXPECT_EQ(pdb_object["metadata"]["annotations"], json({{"copse.dev/tier", "gold"}}));
+  EXPECT_EQ(pdb_object["spec"]["minAvailable"], 2);
+  EXPECT_EQ(pdb_object["spec"]["selector"]["matchLabels"]["app"], "trainer");
+  EXPECT_FALSE(pdb_object.contains("status")) << pdb[0]->object;
+
+  const auto workload_events = EventsOf(trace, "Workload", "training");
+  ASSERT_EQ(Ops(workload_events), "init") << "the Workload is missing from the trace";
+  const json workload_object = json::parse(workload_events[0]->object);
+  EXPECT_EQ(workload_object["apiVersion"], "scheduling.k8s.io/v1alpha2");
+  EXPECT_EQ(workload_object["metadata"]["annotations"], json({{"copse.dev/tier", "gold"}}));
+  EXPECT_EQ(workload_object["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"],
+            3);
+  EXPECT_FALSE(workload_object.contains("status")) << workload_events[0]->object;
+
+  // The PodGroup came later: a create, in scheduling.k8s.io/v1alpha2 (not
+  // copse's PodGroup of the same kind), without the status the live
+  // scheduler wrote.
+  const auto group_events = EventsOf(trace, "PodGroup", "training-workers");
+  ASSERT_EQ(Ops(group_events), "create") << "the v1alpha2 PodGroup is missing from the trace";
+  EXPECT_EQ(group_events[0]->api_version, "scheduling.k8s.io/v1alpha2");
+  const json group_object = json::parse(group_events[0]->object);
+  EXPECT_EQ(group_object["apiVersion"], "scheduling.k8s.io/v1alpha2");
+  EXPECT_EQ(group_object["spec"]["schedulingPolicy"]["gang"]["minCount"], 3);
+  EXPECT_EQ(group_object["spec"]["podGroupTemplateRef"]["workload"]["workloadName"], "training");
+  EXPECT_FALSE(group_object.contains("status")) << group_events[0]->object;
+  int init_pdbs = 0, init_workloads = 0, init_groups = 0;
+  for (const TraceEvent& e : trace.events) {
+    if (e.op != TraceOp::kInit) continue;
+    init_pdbs += e.kind == "PodDisruptionBudget";
+    init_workloads += e.kind == "Workload";
+    init_groups += e.kind == "PodGroup";
+  }
+  EXPECT_EQ(init_pdbs, 1);
+  EXPECT_EQ(init_workloads, 1);
+  EXPECT_EQ(init_groups, 0);
+
+  for (const std::string& name : members) {
+    const auto ev = EventsOf(trace, "Pod", name);
+    ASSERT_EQ(Ops(ev), "create,bound") << name;
+    const json pod = json::parse(ev[0]->object);
+    EXPECT_EQ(pod["spec"]["schedulingGroup"]["podGroupName"], "training-workers") << name;
+    EXPECT_EQ(pod["metadata"]["labels"]["app"], "trainer") << name;
+    EXPECT_FALSE(pod["spec"].contains("nodeName")) << name;
+  }
+
+  // The replay places the gang whole, in one rack (the template's
+  // constraint), with the budget live.
+  plugins::Registry registry;
+  ASSERT_TRUE(plugins::RegisterDefaultPlugins(registry).ok());
+  auto cfg = scheduler::config::LoadSchedulerConfigFile(
+      std::string(COPSE_SOURCE_DIR) + "/deploy/examples/traces/pack.yaml", registry);
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  ReplayConfig rc;
+  rc.name = "pack.yaml";
+  rc.options = scheduler::SchedulerOptionsFromConfig(*cfg);
+  rc.options.parallelism = 2;
+  Result<ConfigResult> result = ReplayTrace(trace, rc, ReplayOptions());
+  ASSERT_TRUE(result.ok()) << result.error().ToString();
+  EXPECT_EQ(result->gangs, 1);
+  EXPECT_EQ(result->gangs_placed, 1);
+  EXPECT_EQ(result->gangs_partial, 0);
+  EXPECT_EQ(result->gangs_one_rack, 1);
+  EXPECT_EQ(result->pods, 3);
+  EXPECT_EQ(result->pods_placed, 3);
+  EXPECT_EQ(result->victims, 0);
+  EXPECT_EQ(result->max_nodes_over_allocatable, 0);
+  for (const Decision& d : result->decisions) EXPECT_FALSE(d.node.empty()) << d.pod;
 }
 
 TEST_F(RecordTest, AnUnwritableFileOrAnUnreachableServerIsAClearErrorAndLeavesNothing) {

@@ -102,6 +102,14 @@ TEST(ReplayTest, TheSameTraceTwiceGivesIdenticalDecisions) {
   EXPECT_EQ(first->gpus_used.size(), second->gpus_used.size());
   const Comparison c = Compare({*first, *second});
   EXPECT_EQ(c.differing, 0);
+  // The replay itself: the same cycles, and the same steps. `steps` counts
+  // the steps that can decide (a trace event, a pod's end, a timer that can
+  // place or evict); a step for a status report alone is not counted: the
+  // loop's inbox batches a pod's update and deletion together or not, as
+  // the threads go, and only in the second case does a group status fall
+  // due 100 ms later (replay/README.md, "How a replay runs", 3).
+  EXPECT_EQ(first->cycles, second->cycles);
+  EXPECT_EQ(first->steps, second->steps);
 }
 
 // While no pod waits, the pods that end before the next trace event or
