@@ -81,6 +81,20 @@ json Gang(const std::string& name) {
             {"topologyConstraint", {{"topology", "dc"}, {"requiredTopologyLevel", "rack"}}}}}};
 }
 
+// Replays `trace` under the shipped deploy/examples/traces/pack.yaml.
+Result<ConfigResult> ReplayUnderPack(const Trace& trace) {
+  plugins::Registry registry;
+  if (Status s = plugins::RegisterDefaultPlugins(registry); !s.ok()) return s.error();
+  auto cfg = scheduler::config::LoadSchedulerConfigFile(
+      std::string(COPSE_SOURCE_DIR) + "/deploy/examples/traces/pack.yaml", registry);
+  if (!cfg.ok()) return cfg.error();
+  ReplayConfig rc;
+  rc.name = "pack.yaml";
+  rc.options = scheduler::SchedulerOptionsFromConfig(*cfg);
+  rc.options.parallelism = 2;
+  return ReplayTrace(trace, rc, ReplayOptions());
+}
+
 class RecordTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -399,16 +413,7 @@ TEST_F(RecordTest, RecordsGangsBindsEndsAndDeletesAndTheRecordingReplays) {
 
   // The recording replays: both gangs placed whole, each within one rack,
   // the early pod where it was.
-  plugins::Registry registry;
-  ASSERT_TRUE(plugins::RegisterDefaultPlugins(registry).ok());
-  auto cfg = scheduler::config::LoadSchedulerConfigFile(
-      std::string(COPSE_SOURCE_DIR) + "/deploy/examples/traces/pack.yaml", registry);
-  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
-  ReplayConfig rc;
-  rc.name = "pack.yaml";
-  rc.options = scheduler::SchedulerOptionsFromConfig(*cfg);
-  rc.options.parallelism = 2;
-  Result<ConfigResult> result = ReplayTrace(trace, rc, ReplayOptions());
+  Result<ConfigResult> result = ReplayUnderPack(trace);
   ASSERT_TRUE(result.ok()) << result.error().ToString();
   EXPECT_EQ(result->gangs, 2);
   EXPECT_EQ(result->gangs_placed, 2);
@@ -557,16 +562,7 @@ TEST_F(RecordTest, RecordsBudgetsWorkloadsAndKubePodGroupsAndTheGangReplaysWhole
 
   // The replay places the gang whole, in one rack (the template's
   // constraint), with the budget live.
-  plugins::Registry registry;
-  ASSERT_TRUE(plugins::RegisterDefaultPlugins(registry).ok());
-  auto cfg = scheduler::config::LoadSchedulerConfigFile(
-      std::string(COPSE_SOURCE_DIR) + "/deploy/examples/traces/pack.yaml", registry);
-  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
-  ReplayConfig rc;
-  rc.name = "pack.yaml";
-  rc.options = scheduler::SchedulerOptionsFromConfig(*cfg);
-  rc.options.parallelism = 2;
-  Result<ConfigResult> result = ReplayTrace(trace, rc, ReplayOptions());
+  Result<ConfigResult> result = ReplayUnderPack(trace);
   ASSERT_TRUE(result.ok()) << result.error().ToString();
   EXPECT_EQ(result->gangs, 1);
   EXPECT_EQ(result->gangs_placed, 1);

@@ -69,6 +69,26 @@ void ExpectSameDecisions(const ConfigResult& a, const ConfigResult& b) {
   }
 }
 
+// A pod asking for `gpus` GPUs, in the trace's namespace.
+json GpuPod(const std::string& name, int gpus, const json& labels = json::object(),
+            const std::string& priority_class = "") {
+  json spec = {
+      {"schedulerName", "copse-scheduler"},
+      {"containers",
+       json::array(
+           {{{"name", "c"},
+             {"image", "pause"},
+             {"resources",
+              {{"requests",
+                {{"cpu", "1"}, {"memory", "1Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
+               {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}};
+  if (!priority_class.empty()) spec["priorityClassName"] = priority_class;
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "trace"}, {"labels", labels}}},
+          {"spec", spec}};
+}
+
 void ExpectInvariants(const ConfigResult& r) {
   EXPECT_EQ(r.gangs_partial, 0) << r.name << ": a gang bound below its minimum";
   EXPECT_EQ(r.max_nodes_over_allocatable, 0) << r.name << ": a node held more than allocatable";
@@ -182,20 +202,7 @@ std::string PackVersusSpreadTrace() {
   auto pod = [](const std::string& name, const std::string& group, int gpus) {
     json labels = json::object();
     if (!group.empty()) labels["scheduling.copse.dev/pod-group"] = group;
-    return json{
-        {"apiVersion", "v1"},
-        {"kind", "Pod"},
-        {"metadata", {{"name", name}, {"namespace", "trace"}, {"labels", labels}}},
-        {"spec",
-         {{"schedulerName", "copse-scheduler"},
-          {"containers",
-           json::array(
-               {{{"name", "c"},
-                 {"image", "pause"},
-                 {"resources",
-                  {{"requests",
-                    {{"cpu", "1"}, {"memory", "1Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
-                   {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}}}};
+    return GpuPod(name, gpus, labels);
   };
   for (int i = 0; i < 8; ++i) {
     line(1000 * (i + 1), TraceOp::kCreate, pod("single-" + std::to_string(i), "", 4), 3'600'000);
@@ -309,25 +316,6 @@ class TraceText {
  private:
   std::ostringstream out_;
 };
-
-json GpuPod(const std::string& name, int gpus, const json& labels = json::object(),
-            const std::string& priority_class = "") {
-  json spec = {
-      {"schedulerName", "copse-scheduler"},
-      {"containers",
-       json::array(
-           {{{"name", "c"},
-             {"image", "pause"},
-             {"resources",
-              {{"requests",
-                {{"cpu", "1"}, {"memory", "1Gi"}, {"nvidia.com/gpu", std::to_string(gpus)}}},
-               {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}})}};
-  if (!priority_class.empty()) spec["priorityClassName"] = priority_class;
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "trace"}, {"labels", labels}}},
-          {"spec", spec}};
-}
 
 std::vector<std::pair<int64_t, double>> Points(const std::vector<SeriesPoint>& series) {
   std::vector<std::pair<int64_t, double>> out;
