@@ -6,8 +6,12 @@
 //
 // Run():
 //   1. Until the informers have synced: apply inbox events only (the cluster
-//      is being listed; nothing is scheduled on a partial view). Then release
-//      the finalizers of groups whose members vanished while copse was down.
+//      is being listed; nothing is scheduled on a partial view), checking
+//      every 50 ms whether they have (an informer turns synced after its
+//      list's events, with no event of its own; the check also names
+//      informers still unsynced after 10 s). This start-up wait is the
+//      loop's only poll. Then release the finalizers of groups whose members
+//      vanished while copse was down.
 //   2. Each iteration:
 //      a. Drain the inbox and apply the batch in push order
 //         (scheduler/handlers.cc): pods to the cache, the queue and the gang
