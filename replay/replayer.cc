@@ -170,8 +170,6 @@ class Run {
   Status EndPod(size_t pod);
   // Deletes a pod's object at once (grace period 0).
   Status DeletePodObject(const PodState& p);
-  // Deletes a terminating (evicted) pod for good, as its kubelet would.
-  Status FinishDeletion(size_t pod) { return DeletePodObject(pods_[pod]); }
   // The occurrence a watched pod object is, by uid; nullopt for none.
   std::optional<size_t> OccurrenceOf(const api::ObjectVersion& object);
   // Drains the pod and PodGroup watches: records binds, evictions and deletions.
@@ -566,7 +564,7 @@ Status Run::Observe() {
       }
       // An evicted pod is terminating: the replay plays its kubelet.
       if (!deleted && ev.object->deleting) {
-        if (Status s = FinishDeletion(*occurrence); !s.ok()) return s;
+        if (Status s = DeletePodObject(pods_[*occurrence]); !s.ok()) return s;
         p.gone = true;
       }
     }
