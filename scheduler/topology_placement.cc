@@ -143,6 +143,7 @@ struct ClassInfo {
   PodPtr rep;
   std::vector<uint8_t> feasible;          // by NodeIndex
   std::vector<plugins::Status> statuses;  // Filter verdict by NodeIndex
+  std::string prefilter_message;          // a PreFilter rejection's own text, if any
 };
 
 struct GroupNode {
@@ -483,14 +484,16 @@ class Placer {
     const size_t num_nodes = snapshot_.num_nodes();
     cls.feasible.assign(num_nodes, 0);
     cls.statuses.assign(num_nodes, plugins::Status::Success());
+    cls.prefilter_message.clear();
     plugins::CycleState state;
     plugins::PreFilterOutcome pre = fw_.RunPreFilter(*cls.rep, snapshot_, state);
     if (pre.status.IsError()) {
       error_ = true;
-      failure_ = "running PreFilter: " + fw_.StatusMessage(pre.status, snapshot_);
+      failure_ = "running PreFilter: " + fw_.PreFilterMessage(pre, snapshot_);
       return false;
     }
     if (!pre.status.IsSuccess()) {
+      cls.prefilter_message = std::move(pre.message);
       std::fill(cls.statuses.begin(), cls.statuses.end(), pre.status);
       if (pre.status.plugin < 64) unschedulable_plugins_ |= uint64_t{1} << pre.status.plugin;
       unschedulable_plugins_ |= pre.plugins_with_nodes;
@@ -1273,6 +1276,10 @@ class Placer {
       const bool resource_only =
           cls.feasible[n] != 0 || (fit_plugin.has_value() && verdict.plugin == *fit_plugin);
       if (!resource_only) {
+        if (!cls.prefilter_message.empty()) {
+          ++rejected[cls.prefilter_message];
+          continue;
+        }
         std::vector<std::string> reasons;
         fw_.AppendReasons(verdict, snapshot_, reasons);
         for (const std::string& reason : reasons) ++rejected[reason];
