@@ -230,10 +230,10 @@ class Estimator {
     if (f == "split" || f == "findAll") {
       return Make(Add(Size(arg(0)), 1), nullptr, arg(0));
     }
-    if (f == "dyn" || f == "optional.of" || f == "optional.ofNonZeroValue" || f == "value" ||
-        f == "orValue" || f == "or") {
+    if (f == "dyn" || f == "optional.of" || f == "optional.ofNonZeroValue" || f == "value") {
       return arg(0);
     }
+    if (f == "orValue" || f == "or") return Union(arg(0), arg(1));
     if (f == "string" || f == "bytes") {
       return n.children[0]->type != nullptr && IsScalar(n.children[0]->type)
                  ? Make(32, nullptr, nullptr)
