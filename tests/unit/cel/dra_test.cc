@@ -89,9 +89,10 @@ TEST(CelDra, AllocationExampleOfKubeScheduler) {
             (std::vector<std::string>{"gpu-0", "gpu-1", "gpu-2"}));
   EXPECT_EQ(Matching({device_class, claim}, devices), (std::vector<std::string>{"gpu-0", "gpu-1"}));
   // The memory condition alone separates gpu-2 too.
-  EXPECT_EQ(Matching({R"(device.capacity["gpu.example.com"].memory.compareTo(quantity("64Gi")) >= 0)"},
-                     devices),
-            (std::vector<std::string>{"gpu-0", "gpu-1"}));
+  EXPECT_EQ(
+      Matching({R"(device.capacity["gpu.example.com"].memory.compareTo(quantity("64Gi")) >= 0)"},
+               devices),
+      (std::vector<std::string>{"gpu-0", "gpu-1"}));
 }
 
 TEST(CelDra, DocumentationExamples) {
@@ -128,24 +129,32 @@ TEST(CelDra, DocumentationExamples) {
                      {devices[0], devices[1]}),
             (std::vector<std::string>{"big"}));
   // cel.bind, as the API reference suggests it.
-  EXPECT_EQ(Matching({R"(cel.bind(dra, device.attributes["dra.example.com"], dra.someBool && dra.anotherBool))"},
-                     {devices[0], devices[1]}),
-            (std::vector<std::string>{"big"}));
+  EXPECT_EQ(
+      Matching(
+          {R"(cel.bind(dra, device.attributes["dra.example.com"], dra.someBool && dra.anotherBool))"},
+          {devices[0], devices[1]}),
+      (std::vector<std::string>{"big"}));
   // Version attributes are semvers.
-  EXPECT_EQ(Matching({R"(device.attributes["dra.example.com"].driverVersion.isGreaterThan(semver("1.0.0")))"},
-                     {devices[0], devices[1]}),
-            (std::vector<std::string>{"big"}));
-  EXPECT_EQ(Matching({R"(device.attributes["dra.example.com"].driverVersion.compareTo(semver("0.9.0")) >= 0)"},
-                     {devices[0], devices[1]}),
-            (std::vector<std::string>{"big", "small"}));
+  EXPECT_EQ(
+      Matching(
+          {R"(device.attributes["dra.example.com"].driverVersion.isGreaterThan(semver("1.0.0")))"},
+          {devices[0], devices[1]}),
+      (std::vector<std::string>{"big"}));
+  EXPECT_EQ(
+      Matching(
+          {R"(device.attributes["dra.example.com"].driverVersion.compareTo(semver("0.9.0")) >= 0)"},
+          {devices[0], devices[1]}),
+      (std::vector<std::string>{"big", "small"}));
   // Consumable capacity: only devices that allow several allocations.
   EXPECT_EQ(Matching({"device.allowMultipleAllocations == true"}, devices),
             (std::vector<std::string>{"big"}));
   // A robust selector guards attributes a device may not have; an
   // unguarded one is a runtime error on the device that lacks it.
-  EXPECT_EQ(Matching({R"(has(device.attributes["dra.example.com"].someBool) && device.attributes["dra.example.com"].someBool)"},
-                     devices),
-            (std::vector<std::string>{"big", "small"}));
+  EXPECT_EQ(
+      Matching(
+          {R"(has(device.attributes["dra.example.com"].someBool) && device.attributes["dra.example.com"].someBool)"},
+          devices),
+      (std::vector<std::string>{"big", "small"}));
   Result<Program> unguarded = Compile(R"(device.attributes["dra.example.com"].someBool)");
   ASSERT_TRUE(unguarded.ok());
   std::vector<DeviceAttribute> attrs;
@@ -154,9 +163,10 @@ TEST(CelDra, DocumentationExamples) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().message, "no such key: someBool");
   // Memory at least 32Gi, by the upstream documentation's pattern.
-  EXPECT_EQ(Matching({R"(device.capacity["dra.example.com"].memory.compareTo(quantity("32Gi")) >= 0)"},
-                     {devices[0], devices[1]}),
-            (std::vector<std::string>{"big"}));
+  EXPECT_EQ(
+      Matching({R"(device.capacity["dra.example.com"].memory.compareTo(quantity("32Gi")) >= 0)"},
+               {devices[0], devices[1]}),
+      (std::vector<std::string>{"big"}));
 }
 
 // A qualified name without a domain belongs to the driver's domain.

@@ -23,7 +23,8 @@ std::string Repeat(std::string_view s, int n) {
 // one byte more is too long.
 TEST(CelLimits, ExpressionLength) {
   std::string base = "device.driver == \"\"";
-  std::string at_limit = "device.driver == \"" + std::string(kMaxExpressionLength - base.size(), 'x') + "\"";
+  std::string at_limit =
+      "device.driver == \"" + std::string(kMaxExpressionLength - base.size(), 'x') + "\"";
   ASSERT_EQ(at_limit.size(), kMaxExpressionLength);
   EXPECT_TRUE(Validate(at_limit).ok());
   Status too_long = Validate(at_limit + " ");

@@ -36,7 +36,9 @@ void* operator new[](std::size_t size) {
   if (void* p = CelCountedMalloc(size)) return p;
   throw std::bad_alloc();
 }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return CelCountedMalloc(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  return CelCountedMalloc(size);
+}
 void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
   return CelCountedMalloc(size);
 }
@@ -61,12 +63,13 @@ size_t CountAllocations(Fn&& fn) {
 
 TEST(CelNoAlloc, TypicalSelectorsEvaluateWithoutAllocating) {
   testing::TestDevice device;
-  for (const char* expr : {
-           R"(device.driver == "gpu.example.com")",
-           R"(device.attributes["gpu.example.com"].model == "H100" && device.capacity["gpu.example.com"].memory.compareTo(quantity("64Gi")) >= 0)",
-           R"(cel.bind(d, device.attributes["gpu.example.com"], d.model in ["A100", "H100"] && d.driverVersion.isGreaterThan(semver("1.0.0")) && has(d.nvlinkDomain) && d.nvlinkDomain.startsWith("nvl-")))",
-           R"(device.attributes["gpu.example.com"].index > 1 && !has(device.attributes["x.example.com"].y))",
-       }) {
+  for (
+      const char* expr : {
+          R"(device.driver == "gpu.example.com")",
+          R"(device.attributes["gpu.example.com"].model == "H100" && device.capacity["gpu.example.com"].memory.compareTo(quantity("64Gi")) >= 0)",
+          R"(cel.bind(d, device.attributes["gpu.example.com"], d.model in ["A100", "H100"] && d.driverVersion.isGreaterThan(semver("1.0.0")) && has(d.nvlinkDomain) && d.nvlinkDomain.startsWith("nvl-")))",
+          R"(device.attributes["gpu.example.com"].index > 1 && !has(device.attributes["x.example.com"].y))",
+      }) {
     Result<Program> program = Compile(expr);
     ASSERT_TRUE(program.ok()) << program.error().message;
     bool matched = false;
