@@ -184,7 +184,7 @@ server_for() { # RUN_DIR -> prints the admin kubeconfig
   fi
   local args=()
   if $with_kcm; then args+=(--with-kube-controller-manager); fi
-  scripts/real-apiserver.sh start "$1/server" "${args[@]}" >&2
+  scripts/real-apiserver.sh start "$1/server" "${args[@]}" >&2 || return 1
   echo "$1/server/admin.kubeconfig"
 }
 
@@ -206,7 +206,7 @@ echo "bench-side-by-side: $scenario on kube-apiserver $version; state in $dir" >
 # 1. copse, as `copse run` next to the server.
 run="$dir/copse"
 mkdir -p "$run"
-kc="$(server_for "$run")"
+kc="$(server_for "$run")" || die "the server did not start (its logs are in $run/server)"
 [ "$scenario" != workload-gang ] || check_workload_api "$kc"
 : >"$run/copse-run.log"
 "$copse" run --kubeconfig "$kc" --no-leader-elect --ops-port 0 >"$run/copse-run.log" 2>&1 &
@@ -231,7 +231,7 @@ stop_server "$run"
 # 2. kube-scheduler.
 run="$dir/kube-scheduler"
 mkdir -p "$run"
-kc="$(server_for "$run")"
+kc="$(server_for "$run")" || die "the server did not start (its logs are in $run/server)"
 [ "$scenario" != workload-gang ] || check_workload_api "$kc"
 config_args=()
 kube_name=default-scheduler
