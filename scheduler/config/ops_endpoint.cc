@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
@@ -108,6 +109,7 @@ struct OpsEndpoint::Impl {
   std::mutex reload_mu;
   std::condition_variable reload_cv;
   bool stopping = false;
+  std::atomic<uint64_t> checks{0};
 
   void Reload(const OpsServerConfig& config, std::chrono::milliseconds interval,
               std::function<std::string(std::string_view)> name);
@@ -118,6 +120,10 @@ void OpsEndpoint::Impl::Reload(const OpsServerConfig& config, std::chrono::milli
   std::string last_error;
   std::unique_lock<std::mutex> lock(reload_mu);
   while (!reload_cv.wait_for(lock, interval, [this] { return stopping; })) {
+    struct Counted {
+      std::atomic<uint64_t>& checks;
+      ~Counted() { checks.fetch_add(1); }
+    } counted{checks};
     auto files = ReadCertificateFiles(config, name);
     if (!files.ok()) {
       // Once per distinct problem: a file being replaced may be missing for a moment.
@@ -321,5 +327,7 @@ std::string OpsEndpoint::certificate_pem() const {
 }
 
 DelegatedAuth& OpsEndpoint::auth() { return *impl_->auth; }
+
+uint64_t OpsEndpoint::certificate_checks() const { return impl_->checks.load(); }
 
 }  // namespace copse::scheduler::config

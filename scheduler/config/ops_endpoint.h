@@ -31,6 +31,7 @@
 // Thread-safety: as OpsServer's; Stop() (and the destructor) from one thread.
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -85,6 +86,8 @@ class OpsEndpoint {
   // self-signed one.
   std::string certificate_pem() const;
   DelegatedAuth& auth();
+  // How many times the certificate files were looked at again since start.
+  uint64_t certificate_checks() const;
 
   // Idempotent.
   void Stop();

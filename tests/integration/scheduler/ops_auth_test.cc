@@ -190,6 +190,65 @@ TEST_F(OpsAuthIntegration, AClientCaFileInsteadOfTheClusters) {
       << missing.error().message;
 }
 
+// --tls-cert-file and --tls-private-key-file: served from the start, and a
+// new pair written over them is served from the next handshake on.
+TEST_F(OpsAuthIntegration, TheCertificateFilesAreServedAndReloaded) {
+  const std::string dir = ::testing::TempDir();
+  const std::string cert_file = dir + "/ops-auth-tls.crt";
+  const std::string key_file = dir + "/ops-auth-tls.key";
+  const auto write = [&](const net::Certificate& c) {
+    std::ofstream(cert_file) << c.cert_pem;
+    std::ofstream(key_file) << c.key_pem;
+  };
+  net::CertificateOptions serving;
+  serving.common_name = "first";
+  const net::Certificate first = *net::SelfSignedCertificate(serving);
+  serving.common_name = "second";
+  const net::Certificate second = *net::SelfSignedCertificate(serving);
+  write(first);
+  OpsServerConfig config;
+  config.bind_address = "127.0.0.1";
+  config.secure_port = 0;
+  config.tls_cert_file = cert_file;
+  config.tls_private_key_file = key_file;
+  OpsEndpointOptions options;
+  options.certificate_reload_interval = std::chrono::milliseconds(50);
+  auto ops = OpsEndpoint::Start(config, connection_, io_, options);
+  ASSERT_TRUE(ops.ok()) << ops.error().ToString();
+  // A client that trusts only one certificate tells which is served.
+  const auto handshake_with = [&](const net::Certificate& trusted) {
+    net::ClientOptions client;
+    client.server = (*ops)->secure_url();
+    client.ca_pem = trusted.cert_pem;
+    auto http = net::HttpClient::Create(client, io_.executor());
+    net::ClientRequest request;
+    request.target = "/healthz";
+    request.timeout = std::chrono::seconds(10);
+    request.deadline = std::chrono::steady_clock::now() + request.timeout;
+    auto response = io_.Run((*http)->Send(request));
+    return response.ok() && response->status == 200;
+  };
+  EXPECT_TRUE(handshake_with(first));
+  EXPECT_FALSE(handshake_with(second));
+  write(second);
+  EXPECT_TRUE(WaitFor([&] { return handshake_with(second); }));
+  EXPECT_FALSE(handshake_with(first));
+  EXPECT_EQ((*ops)->certificate_pem(), second.cert_pem);
+  // A pair that does not match is not served (the one before stays).
+  std::ofstream(cert_file) << first.cert_pem;
+  const uint64_t checked = (*ops)->certificate_checks();
+  ASSERT_TRUE(WaitFor([&] { return (*ops)->certificate_checks() >= checked + 2; }));
+  EXPECT_TRUE(handshake_with(second));
+
+  // At start, files that are missing or do not match are errors naming the field.
+  config.tls_private_key_file = dir + "/missing.key";
+  auto missing = OpsEndpoint::Start(config, connection_, io_, options);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("opsServer.tlsPrivateKeyFile: cannot read"),
+            std::string::npos)
+      << missing.error().message;
+}
+
 // What the delegation adds to a /metrics request, on a kept-alive
 // connection: the first request of a token waits for a TokenReview and a
 // SubjectAccessReview, the next ones are answered from the caches.
