@@ -35,6 +35,8 @@ namespace copse::cmd {
 using namespace copse::scheduler;  // the commands wire the scheduler library together
 namespace po = boost::program_options;
 
+namespace {
+
 // kube-scheduler's flags for the ops port, each the override of an
 // opsServer field (config.h); errors about a field a flag set name the flag.
 struct OpsFlags {
@@ -123,6 +125,8 @@ Status ApplyOpsFlags(const po::variables_map& vm, config::OpsServerConfig& ops, 
   }
   return Status::Ok();
 }
+
+}  // namespace
 
 int RunRun(int argc, char** argv) {
   std::string kubeconfig;

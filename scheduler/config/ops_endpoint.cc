@@ -226,6 +226,11 @@ Result<std::unique_ptr<OpsEndpoint>> OpsEndpoint::Start(const OpsServerConfig& c
         std::string(kAuthenticationConfigMapName)));
     if (found.ok()) {
       impl->auth->SetClientCa(ClientCaOf(*found));
+      if (!impl->auth->client_ca().empty()) {
+        Log(1, kEndpointLog,
+            "client certificates are verified against the cluster's client CA (ConfigMap "
+            "kube-system/extension-apiserver-authentication)");
+      }
     } else if (found.error().code != ErrorCode::kNotFound) {
       const std::string message =
           "cannot read ConfigMap kube-system/extension-apiserver-authentication (the cluster's "
