@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "kube/access_review.h"
+
 namespace copse::apiserver {
 
 using nlohmann::json;
@@ -135,7 +137,83 @@ HttpResponse RulesReview(const Identity& identity, const json& body) {
   return Respond(201, out.dump());
 }
 
+// kube's field.Invalid list as an apiserver 422 message.
+HttpResponse InvalidReview(std::string_view kind, const std::vector<std::string>& causes) {
+  std::string message =
+      std::string(kind) + "." + std::string(kAuthorizationGroup) + " \"\" is invalid: ";
+  if (causes.size() == 1) {
+    message += causes[0];
+  } else {
+    message += "[";
+    for (size_t i = 0; i < causes.size(); ++i) message += (i ? ", " : "") + causes[i];
+    message += "]";
+  }
+  return Fail(422, "Invalid", message);
+}
+
+bool InGroup(const kube::UserInfo& user, std::string_view group) {
+  return std::find(user.groups.begin(), user.groups.end(), group) != user.groups.end();
+}
+
+HttpResponse AnswerSubjectAccessReview(const ServerAuthentication& authentication,
+                                       std::string_view body) {
+  auto decoded = kube::SubjectAccessReview::Decode(body);
+  if (!decoded.ok()) return Fail(400, "BadRequest", decoded.error().message);
+  kube::SubjectAccessReview review = std::move(decoded).value();
+  // kube's ValidateSubjectAccessReviewSpec.
+  std::vector<std::string> causes;
+  if (review.resource_attributes && review.non_resource_attributes) {
+    causes.push_back(
+        "spec.nonResourceAttributes: Invalid value: \"{...}\": cannot be specified in "
+        "combination with resourceAttributes");
+  }
+  if (!review.resource_attributes && !review.non_resource_attributes) {
+    causes.push_back(
+        "spec.resourceAttributes: Invalid value: \"null\": exactly one of "
+        "nonResourceAttributes or resourceAttributes must be specified");
+  }
+  if (review.user.username.empty() && review.user.groups.empty()) {
+    causes.push_back(
+        "spec.user: Invalid value: \"\": at least one of user or group must be specified");
+  }
+  if (!causes.empty()) return InvalidReview(kube::SubjectAccessReview::kKind, causes);
+
+  review.has_status = true;
+  if (authentication.open) {
+    review.allowed = true;
+    review.reason = "copse: the server lets every request in";
+  } else if (review.user.username == kube::kAnonymousUser ||
+             InGroup(review.user, kube::kUnauthenticatedGroup)) {
+    review.allowed = false;  // refused with 401 here: no rules
+  } else {
+    // Every user the server lets in has the local admin's rules.
+    const Identity& rules = LocalAdmin();
+    if (review.resource_attributes) {
+      const kube::ResourceAttributes& a = *review.resource_attributes;
+      review.allowed = Allows(rules, {a.verb, a.group, a.resource, a.subresource, a.name});
+    } else {
+      review.allowed = AllowsNonResource(rules, review.non_resource_attributes->verb,
+                                         review.non_resource_attributes->path);
+    }
+    if (review.allowed) {
+      review.reason = "copse: user \"" + review.user.username +
+                      "\" is authenticated here, with the rules of \"" + rules.user + "\"";
+    }
+  }
+  return Respond(201, review.Encode());
+}
+
 }  // namespace
+
+const Identity* AuthenticateToken(const ServerAuthentication& authentication,
+                                  std::string_view token) {
+  if (token.empty()) return nullptr;
+  if (authentication.open) return &LocalAdmin();
+  for (const std::string& known : authentication.tokens) {
+    if (!known.empty() && known == token) return &LocalAdmin();
+  }
+  return nullptr;
+}
 
 const Identity& LocalAdmin() {
   static const Identity kAdmin = {"copse-local-admin",
@@ -169,12 +247,14 @@ bool AllowsNonResource(const Identity& identity, std::string_view verb, std::str
   return false;
 }
 
-HttpResponse HandleAuthorizationReview(const Identity& identity, std::string_view method,
-                                       std::string_view version, std::span<const std::string> rest,
-                                       std::string_view body) {
+HttpResponse HandleAuthorizationReview(const Identity& identity,
+                                       const ServerAuthentication& authentication,
+                                       std::string_view method, std::string_view version,
+                                       std::span<const std::string> rest, std::string_view body) {
   const bool access = rest.size() == 1 && rest[0] == "selfsubjectaccessreviews";
   const bool rules = rest.size() == 1 && rest[0] == "selfsubjectrulesreviews";
-  if (version != kVersion || (!access && !rules)) {
+  const bool subject = rest.size() == 1 && rest[0] == "subjectaccessreviews";
+  if (version != kVersion || (!access && !rules && !subject)) {
     return Fail(404, "NotFound", "the server could not find the requested resource");
   }
   if (method != "POST") {
@@ -182,6 +262,7 @@ HttpResponse HandleAuthorizationReview(const Identity& identity, std::string_vie
                 "the server does not allow this method on the requested resource (" +
                     std::string(method) + ")");
   }
+  if (subject) return AnswerSubjectAccessReview(authentication, body);
   const json parsed = json::parse(body, nullptr, false);
   const std::string_view kind = access ? "SelfSubjectAccessReview" : "SelfSubjectRulesReview";
   if (parsed.is_discarded() || !parsed.is_object()) {
@@ -193,27 +274,78 @@ HttpResponse HandleAuthorizationReview(const Identity& identity, std::string_vie
   return access ? AccessReview(identity, parsed) : RulesReview(identity, parsed);
 }
 
-std::string AuthorizationApiGroupJson() {
-  const json version = {{"groupVersion", std::string(kAuthorizationGroup) + "/v1"},
-                        {"version", "v1"}};
-  return json({{"name", kAuthorizationGroup},
-               {"versions", json::array({version})},
-               {"preferredVersion", version}})
-      .dump();
+HttpResponse HandleAuthenticationReview(const ServerAuthentication& authentication,
+                                        std::string_view method, std::string_view version,
+                                        std::span<const std::string> rest, std::string_view body) {
+  if (version != kVersion || rest.size() != 1 || rest[0] != "tokenreviews") {
+    return Fail(404, "NotFound", "the server could not find the requested resource");
+  }
+  if (method != "POST") {
+    return Fail(405, "MethodNotAllowed",
+                "the server does not allow this method on the requested resource (" +
+                    std::string(method) + ")");
+  }
+  auto decoded = kube::TokenReview::Decode(body);
+  if (!decoded.ok()) return Fail(400, "BadRequest", decoded.error().message);
+  kube::TokenReview review = std::move(decoded).value();
+  if (review.token.empty()) {
+    return Fail(400, "BadRequest", "token is required for TokenReview in authentication");
+  }
+  review.has_status = true;
+  if (const Identity* identity = AuthenticateToken(authentication, review.token)) {
+    review.authenticated = true;
+    review.user.username = identity->user;
+    review.user.groups = identity->groups;
+  }
+  return Respond(201, review.Encode());
 }
 
-std::optional<std::string> AuthorizationDiscovery(std::span<const std::string> segs) {
-  if (segs.size() < 2 || segs[0] != "apis" || segs[1] != kAuthorizationGroup) return std::nullopt;
+namespace {
+
+// The review groups the server serves, one version each.
+struct ReviewGroup {
+  std::string_view group;
+  std::vector<std::string_view> kinds;  // all cluster-scoped, verb create
+};
+
+const std::vector<ReviewGroup>& ReviewGroups() {
+  static const std::vector<ReviewGroup> kGroups = {
+      {kAuthenticationGroup, {"TokenReview"}},
+      {kAuthorizationGroup,
+       {"SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"}},
+  };
+  return kGroups;
+}
+
+json GroupJson(std::string_view group) {
+  const json version = {{"groupVersion", std::string(group) + "/" + std::string(kVersion)},
+                        {"version", kVersion}};
+  return {{"name", group}, {"versions", json::array({version})}, {"preferredVersion", version}};
+}
+
+}  // namespace
+
+std::vector<std::string> ReviewApiGroupsJson() {
+  std::vector<std::string> out;
+  for (const ReviewGroup& g : ReviewGroups()) out.push_back(GroupJson(g.group).dump());
+  return out;
+}
+
+std::optional<std::string> ReviewDiscovery(std::span<const std::string> segs) {
+  if (segs.size() < 2 || segs[0] != "apis") return std::nullopt;
+  const auto found = std::find_if(ReviewGroups().begin(), ReviewGroups().end(),
+                                  [&](const ReviewGroup& g) { return g.group == segs[1]; });
+  if (found == ReviewGroups().end()) return std::nullopt;
   if (segs.size() == 2) {
-    json group = json::parse(AuthorizationApiGroupJson());
+    json group = GroupJson(found->group);
     group["kind"] = "APIGroup";
     group["apiVersion"] = "v1";
     return group.dump();
   }
   if (segs.size() != 3 || segs[2] != kVersion) return std::nullopt;
   json resources = json::array();
-  for (const char* kind : {"SelfSubjectAccessReview", "SelfSubjectRulesReview"}) {
-    std::string name = kind;
+  for (std::string_view kind : found->kinds) {
+    std::string name(kind);
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     resources.push_back({{"name", name + "s"},
@@ -224,7 +356,7 @@ std::optional<std::string> AuthorizationDiscovery(std::span<const std::string> s
   }
   return json({{"kind", "APIResourceList"},
                {"apiVersion", "v1"},
-               {"groupVersion", std::string(kAuthorizationGroup) + "/v1"},
+               {"groupVersion", std::string(found->group) + "/" + std::string(kVersion)},
                {"resources", std::move(resources)}})
       .dump();
 }

@@ -163,7 +163,7 @@ HttpResponse Handler::Discovery(Request& req, bool* handled) {
     return Json(ResourceList(store_->Resources(), "", "v1"));
   }
   if (segs.empty() || segs[0] != "apis" || segs.size() > 3) return {};
-  if (auto doc = AuthorizationDiscovery(segs)) {
+  if (auto doc = ReviewDiscovery(segs)) {
     *handled = true;
     return HttpResponse{200, "application/json", std::move(*doc), nullptr};
   }
@@ -175,7 +175,7 @@ HttpResponse Handler::Discovery(Request& req, bool* handled) {
     for (const auto& [group, versions] : groups) {
       if (!group.empty() && !versions.empty()) list.push_back(GroupJson(group, versions));
     }
-    list.push_back(json::parse(AuthorizationApiGroupJson()));
+    for (const std::string& group : ReviewApiGroupsJson()) list.push_back(json::parse(group));
     return Json({{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", list}});
   }
   auto it = groups.find(segs[1]);

@@ -328,7 +328,11 @@ void WatchSession::AppendBookmark(uint64_t rv, std::string* out) const {
 // Handler
 
 Handler::Handler(std::shared_ptr<Store> store, HandlerOptions options)
-    : store_(std::move(store)), options_(std::move(options)), rng_(options_.seed) {}
+    : store_(std::move(store)),
+      options_(std::move(options)),
+      authentication_(std::make_shared<const ServerAuthentication>(ServerAuthentication{
+          {options_.token, options_.component_token}, !options_.require_authentication})),
+      rng_(options_.seed) {}
 
 bool Handler::InjectBindFailure() {
   if (options_.bind_failure_rate <= 0.0) return false;
@@ -389,10 +393,7 @@ HttpResponse Handler::Handle(const HttpRequest& http) {
     constexpr std::string_view kBearer = "Bearer ";
     const std::string_view bearer =
         auth.starts_with(kBearer) ? auth.substr(kBearer.size()) : std::string_view();
-    const bool known = !bearer.empty() &&
-                       ((!options_.token.empty() && bearer == options_.token) ||
-                        (!options_.component_token.empty() && bearer == options_.component_token));
-    if (!known) {
+    if (!AuthenticateToken(*authentication_, bearer)) {
       Error error = MakeHttpError(ErrorCode::kUnauthorized, 401, "Unauthorized", "Unauthorized");
       return ErrorResponse(error);
     }
@@ -456,8 +457,13 @@ HttpResponse Handler::Route(Request& req) {
     return ErrorResponse(NotFoundPath());
   }
   if (req.group == kAuthorizationGroup) {  // every authenticated request is the local admin's
-    return HandleAuthorizationReview(LocalAdmin(), req.http->method, req.version,
+    return HandleAuthorizationReview(LocalAdmin(), *authentication_, req.http->method, req.version,
                                      std::span<const std::string>(segs).subspan(i), req.http->body);
+  }
+  if (req.group == kAuthenticationGroup) {
+    return HandleAuthenticationReview(*authentication_, req.http->method, req.version,
+                                      std::span<const std::string>(segs).subspan(i),
+                                      req.http->body);
   }
   if (i < segs.size() && segs[i] == "watch") {
     req.watch_path = true;

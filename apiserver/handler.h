@@ -23,6 +23,8 @@
 
 namespace copse::apiserver {
 
+struct ServerAuthentication;  // authz_review.h
+
 // method, target, host (for discovery's serverAddress), accept,
 // content_type, authorization, body, ...
 using HttpRequest = net::Request;
@@ -115,6 +117,8 @@ class Handler {
 
   std::shared_ptr<Store> store_;
   HandlerOptions options_;
+  // options_' tokens, as the reviews see them (authz_review.h).
+  std::shared_ptr<const ServerAuthentication> authentication_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;
 };

@@ -8,10 +8,15 @@ namespace {
 const std::vector<std::string> kRead = {"list", "watch"};
 
 ApiAccessRule Rule(std::string group, std::string resource, std::string subresource,
-                   std::vector<std::string> verbs, std::string why) {
+                   std::vector<std::string> verbs, std::string why, std::string granted_by = {}) {
   return ApiAccessRule{std::move(group), std::move(resource), std::move(subresource),
-                       std::move(verbs), std::move(why)};
+                       std::move(verbs), std::move(why),      std::move(granted_by)};
 }
+
+// RBAC's bootstrap roles the ops port's delegation needs (as kube-scheduler's).
+constexpr const char* kAuthDelegator = "ClusterRole system:auth-delegator";
+constexpr const char* kAuthenticationReader =
+    "Role kube-system/extension-apiserver-authentication-reader";
 
 ApiAccessTable MakeSchedulerTable() {
   ApiAccessTable t;
@@ -37,6 +42,14 @@ ApiAccessTable MakeSchedulerTable() {
       Rule("scheduling.copse.dev", "topologies", "", kRead, "topology levels for gang packing"),
       Rule("coordination.k8s.io", "leases", "", {"get", "create", "update"},
            "leader election (Lease kube-system/copse-scheduler by default)"),
+      Rule("authentication.k8s.io", "tokenreviews", "", {"create"},
+           "ops port: who holds a bearer token (delegated authentication)", kAuthDelegator),
+      Rule("authorization.k8s.io", "subjectaccessreviews", "", {"create"},
+           "ops port: may that user get /metrics (delegated authorization)", kAuthDelegator),
+      Rule("", "configmaps", "", {"get", "list", "watch"},
+           "ops port: the cluster's client CA (ConfigMap "
+           "kube-system/extension-apiserver-authentication)",
+           kAuthenticationReader),
   };
   return t;
 }

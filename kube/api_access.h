@@ -11,9 +11,12 @@
 //   - `copse run`, `copse grove` and their integration test harnesses set it,
 //     so a new call without an entry fails the existing tests;
 //   - deploy/manifests' ClusterRoles (and Roles) grant exactly the table:
-//     tests/unit/deploy renders them and checks both directions.
+//     tests/unit/deploy renders them and checks both directions. An entry
+//     with `granted_by` is granted instead by a role every cluster has
+//     (RBAC's bootstrap policy), which the manifests bind the component to.
 // A new API call therefore needs a line here and a rule in the component's
-// role in deploy/manifests/base/rbac-*.yaml.
+// role in deploy/manifests/base/<component>/rbac.yaml (or a binding to the
+// built-in role that grants it).
 //
 // Discovery (/api, /apis, /version, ...) is read by every component; RBAC
 // grants it to every authenticated user (system:discovery), so it is not in
@@ -37,6 +40,11 @@ struct ApiAccessRule {
   std::vector<std::string>
       verbs;        // RBAC verbs: get list watch create update patch delete deletecollection
   std::string why;  // what the component does with it
+  // "": a role of the component's own in deploy/manifests grants it; else
+  // the built-in role that does, bound to the component by the manifests:
+  // "ClusterRole system:auth-delegator" or
+  // "Role kube-system/extension-apiserver-authentication-reader".
+  std::string granted_by;
 
   // "pods/binding", "podgroups.scheduling.copse.dev/status": RBAC's resource
   // name with the group, as `kubectl auth can-i` spells it.
@@ -51,7 +59,8 @@ struct ApiAccessTable {
               std::string_view subresource) const noexcept;
 };
 
-// `copse run`: informers, binds, status, events, preemption, the Lease.
+// `copse run`: informers, binds, status, events, preemption, the Lease, and
+// the ops port's delegated authentication and authorization.
 const ApiAccessTable& SchedulerApiAccess();
 // `copse grove`: the Grove controllers, every scheduler backend's gang
 // objects, optional CRD installation and webhook registration.

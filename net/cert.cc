@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
@@ -27,6 +28,7 @@ struct Deleter {
   void operator()(ASN1_OCTET_STRING* p) const { ASN1_OCTET_STRING_free(p); }
   void operator()(X509_STORE* p) const { X509_STORE_free(p); }
   void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); }
+  void operator()(STACK_OF(X509) * p) const { sk_X509_pop_free(p, X509_free); }
 };
 template <typename T>
 using Ptr = std::unique_ptr<T, Deleter>;
@@ -215,6 +217,25 @@ std::chrono::system_clock::time_point FromAsn1(const ASN1_TIME* t) {
   return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
+// The certificates of a PEM bundle as a verification store; kInvalid when it
+// holds none.
+Result<Ptr<X509_STORE>> CaStore(std::string_view ca_pem) {
+  Ptr<X509_STORE> store(X509_STORE_new());
+  Ptr<BIO> ca_bio(BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size())));
+  int cas = 0;
+  while (X509* ca = store && ca_bio ? PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr)
+                                    : nullptr) {
+    X509_STORE_add_cert(store.get(), ca);
+    X509_free(ca);
+    ++cas;
+  }
+  ERR_clear_error();  // the end of the PEM text reads as an error
+  if (cas == 0) {
+    return MakeError(ErrorCode::kInvalid, "certificate: the CA bundle holds no certificate");
+  }
+  return store;
+}
+
 }  // namespace
 
 Result<Certificate> SelfSignedCertificate(const CertificateOptions& options) {
@@ -291,21 +312,10 @@ Status VerifyCertificate(std::string_view cert_pem, std::string_view key_pem,
     ERR_clear_error();
     return MakeError(ErrorCode::kTls, "certificate: the key does not belong to the certificate");
   }
-  Ptr<X509_STORE> store(X509_STORE_new());
-  Ptr<BIO> ca_bio(BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size())));
-  int cas = 0;
-  while (X509* ca = store && ca_bio ? PEM_read_bio_X509(ca_bio.get(), nullptr, nullptr, nullptr)
-                                    : nullptr) {
-    X509_STORE_add_cert(store.get(), ca);
-    X509_free(ca);
-    ++cas;
-  }
-  ERR_clear_error();  // the end of the PEM text reads as an error
-  if (cas == 0) {
-    return MakeError(ErrorCode::kInvalid, "certificate: the CA bundle holds no certificate");
-  }
+  auto store = CaStore(ca_pem);
+  if (!store.ok()) return std::move(store).error();
   Ptr<X509_STORE_CTX> ctx(X509_STORE_CTX_new());
-  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert->get(), nullptr) != 1) {
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store->get(), cert->get(), nullptr) != 1) {
     return TlsError("certificate: setting up verification");
   }
   X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
@@ -318,6 +328,59 @@ Status VerifyCertificate(std::string_view cert_pem, std::string_view key_pem,
                      std::string("certificate: ") + X509_verify_cert_error_string(err));
   }
   return Status::Ok();
+}
+
+Result<ClientCertificateIdentity> VerifyClientCertificate(
+    std::string_view chain_pem, std::string_view ca_pem, std::chrono::system_clock::time_point at) {
+  Ptr<BIO> bio(BIO_new_mem_buf(chain_pem.data(), static_cast<int>(chain_pem.size())));
+  Ptr<X509> leaf(bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr);
+  if (!leaf) {
+    ERR_clear_error();
+    return MakeError(ErrorCode::kInvalid, "client certificate: not a valid PEM certificate");
+  }
+  Ptr<STACK_OF(X509)> intermediates(sk_X509_new_null());
+  if (!intermediates) return TlsError("client certificate: allocating the chain");
+  while (X509* next = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    sk_X509_push(intermediates.get(), next);
+  }
+  ERR_clear_error();  // the end of the PEM text reads as an error
+  auto store = CaStore(ca_pem);
+  if (!store.ok()) return std::move(store).error();
+  Ptr<X509_STORE_CTX> ctx(X509_STORE_CTX_new());
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store->get(), leaf.get(), intermediates.get()) != 1) {
+    return TlsError("client certificate: setting up verification");
+  }
+  // As Go's x509 with ExtKeyUsageClientAuth: an extendedKeyUsage, when
+  // present, must allow clientAuth.
+  X509_STORE_CTX_set_purpose(ctx.get(), X509_PURPOSE_SSL_CLIENT);
+  X509_VERIFY_PARAM_set_time(X509_STORE_CTX_get0_param(ctx.get()),
+                             std::chrono::system_clock::to_time_t(at));
+  if (X509_verify_cert(ctx.get()) != 1) {
+    const int err = X509_STORE_CTX_get_error(ctx.get());
+    ERR_clear_error();
+    return MakeError(ErrorCode::kTls,
+                     std::string("client certificate: ") + X509_verify_cert_error_string(err));
+  }
+  ClientCertificateIdentity identity;
+  X509_NAME* subject = X509_get_subject_name(leaf.get());
+  identity.common_name = NameEntry(subject, NID_commonName);
+  for (int i = X509_NAME_get_index_by_NID(subject, NID_organizationName, -1); i >= 0;
+       i = X509_NAME_get_index_by_NID(subject, NID_organizationName, i)) {
+    ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, i));
+    unsigned char* utf8 = nullptr;
+    const int len = ASN1_STRING_to_UTF8(&utf8, data);
+    if (len < 0) continue;
+    identity.organizations.emplace_back(reinterpret_cast<char*>(utf8), static_cast<size_t>(len));
+    OPENSSL_free(utf8);
+  }
+  ERR_clear_error();
+  return identity;
+}
+
+std::string Sha256(std::string_view data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
 }
 
 }  // namespace copse::net

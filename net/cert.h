@@ -16,6 +16,11 @@
 //   VerifyCertificate       the checks a rotator needs before serving or
 //                           keeping a certificate: key match, chain to a CA,
 //                           validity at a time, DNS name.
+//   VerifyClientCertificate what a server that authenticates clients by
+//                           certificate checks (kube's x509 authenticator):
+//                           the presented chain leads to a client CA, is valid
+//                           now and allows clientAuth; the identity is the
+//                           subject's CN (user) and O values (groups).
 //
 // Names: the subject is O=<organization>, CN=<common_name>; leaf and
 // self-signed certificates carry subjectAltName DNS:<dns_names> and
@@ -86,5 +91,27 @@ Status VerifyCertificate(std::string_view cert_pem, std::string_view key_pem,
 
 // kInvalid unless `key_pem` is the private key of `cert_pem`.
 Status CheckKeyPair(std::string_view cert_pem, std::string_view key_pem);
+
+// Who a verified client certificate names: kube's x509 authenticator makes
+// the subject's CommonName the user and its Organization values the groups.
+struct ClientCertificateIdentity {
+  std::string common_name;
+  std::vector<std::string> organizations;  // in the order of the subject
+};
+
+// Verifies a client's certificate chain as presented in the TLS handshake
+// (`chain_pem`: the leaf first, then any intermediates) against the CA
+// bundle `ca_pem` at `at`: the leaf must chain to one of the CAs, be valid at
+// `at`, and carry no extendedKeyUsage that excludes clientAuth. kInvalid for
+// PEM that does not parse or a bundle without a certificate; kTls naming the
+// failed check otherwise ("client certificate: unable to get local issuer
+// certificate").
+Result<ClientCertificateIdentity> VerifyClientCertificate(std::string_view chain_pem,
+                                                          std::string_view ca_pem,
+                                                          std::chrono::system_clock::time_point at);
+
+// The SHA-256 digest (32 bytes) of `data`: cache keys that must not hold a
+// secret (bearer tokens) in memory.
+std::string Sha256(std::string_view data);
 
 }  // namespace copse::net

@@ -56,6 +56,16 @@ Result<std::shared_ptr<ssl::context>> MakeServerContext(const TlsOptions& tls) {
     ctx->set_verify_mode(mode, ec);
     if (ec) return MakeError(ErrorCode::kInvalid, "client CA: " + ec.message());
   }
+  if (tls.client_ca_pem.empty() && tls.request_client_certificate) {
+    // Any certificate passes the handshake: the handler verifies it.
+    SSL_CTX_set_verify(ctx->native_handle(), SSL_VERIFY_PEER,
+                       [](int, X509_STORE_CTX*) -> int { return 1; });
+    // A session resumed by a client that was asked for a certificate needs
+    // a context id, or OpenSSL refuses the resumption.
+    static constexpr unsigned char kSessionContext[] = "copse";
+    SSL_CTX_set_session_id_context(ctx->native_handle(), kSessionContext,
+                                   sizeof(kSessionContext) - 1);
+  }
   if (SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
     ERR_clear_error();
     return MakeError(ErrorCode::kInvalid, "serving key: does not match the certificate");
@@ -84,7 +94,10 @@ asio::awaitable<void> Server::Impl::Accept(tcp::acceptor& acceptor, bool tls) {
 
 asio::awaitable<void> Server::Impl::ServePlain(tcp::socket socket) {
   beast::tcp_stream stream(std::move(socket));
-  co_await Serve(stream, false, false, std::string());
+  // Named: GCC 12 copies a temporary built in a co_await expression bitwise
+  // into the coroutine frame and destroys it twice.
+  const PeerCertificate none;
+  co_await Serve(stream, false, none);
   beast::error_code ec;
   stream.socket().shutdown(tcp::socket::shutdown_send, ec);
 }

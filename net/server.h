@@ -14,7 +14,8 @@
 // Per connection, in order (one strand each):
 //   1. TLS handshake (within handshake_timeout) when the listener is TLS;
 //      with tls.client_ca_pem set, a client certificate is asked for and
-//      verified against it (required with tls.require_client_certificate).
+//      verified against it (required with tls.require_client_certificate);
+//      with tls.request_client_certificate, asked for and passed on unverified.
 //   2. Read a request (within read_timeout, 0: no deadline) through a read
 //      buffer of read_buffer_bytes. A body above max_body_bytes is refused
 //      while reading: as soon as its Content-Length (or the chunks read so
@@ -66,6 +67,11 @@ struct Request {
   bool client_certificate = false;
   // Subject CN of the client certificate the TLS handshake verified ("" when none).
   std::string_view client_common_name;
+  // The certificates the client presented (PEM, its own first, then any
+  // intermediates it sent), verified or not; empty when it sent none or the
+  // listener asks for none (TlsOptions). For handlers that verify clients
+  // against CAs of their own (net/cert.h VerifyClientCertificate).
+  std::string_view client_certificate_chain;
 };
 
 // A response body written over time (a watch): the server writes its status
@@ -137,6 +143,11 @@ struct TlsOptions {
   // a certificate that does not verify fails the handshake.
   std::string client_ca_pem;
   bool require_client_certificate = false;  // with client_ca_pem: none fails the handshake
+  // Without client_ca_pem: ask clients for a certificate but accept any, or
+  // none, in the handshake (Go's tls.RequestClientCert); the handler gets
+  // what was presented in Request::client_certificate_chain and decides
+  // (CAs that change while the server runs, kube's delegated authentication).
+  bool request_client_certificate = false;
 };
 
 struct ServerOptions {

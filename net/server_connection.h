@@ -142,6 +142,13 @@ inline Response DefaultRender(const ProtocolError& error) {
   return Response(error.status, "text/plain; charset=utf-8", error.message + "\n");
 }
 
+// The client certificate of a TLS connection, for every request on it.
+struct PeerCertificate {
+  bool verified = false;    // against TlsOptions::client_ca_pem in the handshake
+  std::string common_name;  // of a verified certificate
+  std::string chain_pem;    // what was presented (TlsOptions::request_client_certificate)
+};
+
 struct Server::Impl {
   ServerOptions options;
   Handler handler;
@@ -185,8 +192,7 @@ struct Server::Impl {
   asio::awaitable<void> ServePlain(tcp::socket socket);
   asio::awaitable<void> ServeTls(tcp::socket socket);
   template <typename Stream>
-  asio::awaitable<void> Serve(Stream& stream, bool tls, bool peer_verified,
-                              const std::string& peer);
+  asio::awaitable<void> Serve(Stream& stream, bool tls, const PeerCertificate& peer);
   template <typename Stream>
   asio::awaitable<void> Refuse(Stream& stream, unsigned version, const ProtocolError& error,
                                beast::flat_buffer& buffer);
@@ -195,8 +201,7 @@ struct Server::Impl {
 };
 
 template <typename Stream>
-asio::awaitable<void> Server::Impl::Serve(Stream& stream, bool tls, bool peer_verified,
-                                          const std::string& peer) {
+asio::awaitable<void> Server::Impl::Serve(Stream& stream, bool tls, const PeerCertificate& peer) {
   auto& tcp_stream = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
   buffer.reserve(options.read_buffer_bytes);
@@ -243,8 +248,9 @@ asio::awaitable<void> Server::Impl::Serve(Stream& stream, bool tls, bool peer_ve
     request.version = req.version();
     request.keep_alive = req.keep_alive();
     request.tls = tls;
-    request.client_certificate = peer_verified;
-    request.client_common_name = peer;
+    request.client_certificate = peer.verified;
+    request.client_common_name = peer.common_name;
+    request.client_certificate_chain = peer.chain_pem;
     Response response;
     try {
       response = handler(request);

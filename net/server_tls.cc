@@ -3,6 +3,8 @@
 // server.cc, which instantiates it for plain TCP, to halve the slowest
 // translation unit of the build).
 
+#include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -35,6 +37,29 @@ std::string PeerCommonName(SSL* ssl) {
   return out;
 }
 
+// The certificates the client presented, its own first (a server's
+// SSL_get_peer_cert_chain leaves the peer's own out).
+std::string PeerChainPem(SSL* ssl) {
+  X509* leaf = SSL_get0_peer_certificate(ssl);
+  if (leaf == nullptr) return {};
+  BIO* bio = BIO_new(BIO_s_mem());
+  if (bio == nullptr) return {};
+  bool ok = PEM_write_bio_X509(bio, leaf) == 1;
+  if (STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl)) {
+    for (int i = 0; ok && i < sk_X509_num(chain); ++i) {
+      X509* cert = sk_X509_value(chain, i);
+      if (X509_cmp(cert, leaf) != 0) ok = PEM_write_bio_X509(bio, cert) == 1;
+    }
+  }
+  std::string out;
+  char* data = nullptr;
+  const long len = BIO_get_mem_data(bio, &data);
+  if (ok && len > 0) out.assign(data, static_cast<size_t>(len));
+  BIO_free(bio);
+  ERR_clear_error();
+  return out;
+}
+
 }  // namespace
 
 asio::awaitable<void> Server::Impl::ServeTls(tcp::socket socket) {
@@ -44,9 +69,13 @@ asio::awaitable<void> Server::Impl::ServeTls(tcp::socket socket) {
   auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, kTuple);
   if (ec) co_return;
   beast::get_lowest_layer(stream).expires_never();
-  const bool verified = !options.tls.client_ca_pem.empty() && PeerVerified(stream.native_handle());
-  const std::string peer = verified ? PeerCommonName(stream.native_handle()) : std::string();
-  co_await Serve(stream, true, verified, peer);
+  PeerCertificate peer;
+  peer.verified = !options.tls.client_ca_pem.empty() && PeerVerified(stream.native_handle());
+  if (peer.verified) peer.common_name = PeerCommonName(stream.native_handle());
+  if (options.tls.client_ca_pem.empty() && options.tls.request_client_certificate) {
+    peer.chain_pem = PeerChainPem(stream.native_handle());
+  }
+  co_await Serve(stream, true, peer);
   beast::get_lowest_layer(stream).expires_after(kTlsShutdownTimeout);
   co_await stream.async_shutdown(kTuple);
 }

@@ -298,12 +298,39 @@ void Parser::DecodeLeaderElection(const YAML::Node& node, const std::string& pat
 void Parser::DecodeOpsServer(const YAML::Node& node, const std::string& path) {
   MapReader r(node, path, errors_);
   OpsServerConfig& ops = d_.config.ops_server;
+  const auto port = [&](std::string_view key, uint16_t& out) {
+    if (std::optional<YAML::Node> n = r.Get(key)) {
+      if (auto value = ReadInt(*n, r.Path(key), errors_, 0, 65535)) {
+        out = static_cast<uint16_t>(*value);
+      }
+    }
+  };
   r.Bool("enabled", ops.enabled);
   r.String("bindAddress", ops.bind_address);
-  if (std::optional<YAML::Node> n = r.Get("port")) {
-    if (auto port = ReadInt(*n, r.Path("port"), errors_, 0, 65535)) {
-      ops.port = static_cast<uint16_t>(*port);
-    }
+  port("securePort", ops.secure_port);
+  r.String("tlsCertFile", ops.tls_cert_file);
+  r.String("tlsPrivateKeyFile", ops.tls_private_key_file);
+  port("port", ops.port);
+  r.String("address", ops.address);
+  if (std::optional<YAML::Node> n = r.Get("authentication")) {
+    MapReader a(*n, r.Path("authentication"), errors_);
+    OpsAuthenticationConfig& authn = ops.authentication;
+    a.String("kubeconfig", authn.kubeconfig);
+    a.String("clientCAFile", authn.client_ca_file);
+    a.Bool("skipLookup", authn.skip_lookup);
+    a.Bool("tolerateLookupFailure", authn.tolerate_lookup_failure);
+    a.Duration("tokenCacheTTL", authn.token_cache_ttl);
+    a.Finish();
+  }
+  if (std::optional<YAML::Node> n = r.Get("authorization")) {
+    MapReader a(*n, r.Path("authorization"), errors_);
+    OpsAuthorizationConfig& authz = ops.authorization;
+    a.String("kubeconfig", authz.kubeconfig);
+    a.StringList("alwaysAllowPaths", authz.always_allow_paths);
+    a.StringList("alwaysAllowGroups", authz.always_allow_groups);
+    a.Duration("allowCacheTTL", authz.allow_cache_ttl);
+    a.Duration("denyCacheTTL", authz.deny_cache_ttl);
+    a.Finish();
   }
   r.Finish();
 }
@@ -558,11 +585,7 @@ void Parser::Validate() {
     }
   }
 
-  const OpsServerConfig& ops = c.ops_server;
-  if (ops.enabled && !ValidIp(ops.bind_address)) {
-    errors_.Invalid("opsServer.bindAddress", Quote(ops.bind_address),
-                    "must be an IPv4 or IPv6 address");
-  }
+  if (c.ops_server.enabled) ValidateOpsServerConfig(c.ops_server, errors_);
 
   // Profiles: names present and unique, percentages in range.
   if (d_.profiles.size() == 1 && !d_.profiles[0].scheduler_name) {
@@ -741,6 +764,50 @@ Result<SchedulerConfig> LoadSchedulerConfigFile(const std::string& path,
     return e;
   }
   return parsed;
+}
+
+void ValidateOpsServerConfig(const OpsServerConfig& ops, FieldErrors& errors,
+                             const std::function<std::string(std::string_view field)>& name) {
+  const auto field = [&](std::string_view f) {
+    return name ? name(f) : "opsServer." + std::string(f);
+  };
+  for (auto [key, address] :
+       {std::pair<std::string_view, const std::string*>{"bindAddress", &ops.bind_address},
+        {"address", &ops.address}}) {
+    if (key == "address" && ops.port == 0) continue;  // plain HTTP is off
+    if (!ValidIp(*address)) {
+      errors.Invalid(field(key), Quote(*address), "must be an IPv4 or IPv6 address");
+    }
+  }
+  if (ops.port != 0 && ops.port == ops.secure_port) {
+    errors.Invalid(field("port"), ops.port,
+                   "must differ from " + field("securePort") + " (plain HTTP and HTTPS)");
+  }
+  if (ops.tls_cert_file.empty() != ops.tls_private_key_file.empty()) {
+    const bool key_missing = ops.tls_private_key_file.empty();
+    errors.Required(field(key_missing ? "tlsPrivateKeyFile" : "tlsCertFile"),
+                    std::string("must be given with ") +
+                        field(key_missing ? "tlsCertFile" : "tlsPrivateKeyFile"));
+  }
+  const std::vector<std::string>& paths = ops.authorization.always_allow_paths;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const size_t star = paths[i].find('*');
+    if (paths[i].empty()) {
+      errors.Invalid(IndexPath(field("authorization.alwaysAllowPaths"), i), Quote(paths[i]),
+                     "must not be empty");
+    } else if (star != std::string::npos && star + 1 != paths[i].size()) {
+      errors.Invalid(IndexPath(field("authorization.alwaysAllowPaths"), i), Quote(paths[i]),
+                     "only a trailing * is allowed");
+    }
+  }
+  for (auto [key, ttl] : {std::pair<std::string_view, std::chrono::nanoseconds>{
+                              "authentication.tokenCacheTTL", ops.authentication.token_cache_ttl},
+                          {"authorization.allowCacheTTL", ops.authorization.allow_cache_ttl},
+                          {"authorization.denyCacheTTL", ops.authorization.deny_cache_ttl}}) {
+    if (ttl < std::chrono::nanoseconds::zero()) {
+      errors.Invalid(field(key), Quote(FormatGoDuration(ttl)), "must not be negative");
+    }
+  }
 }
 
 }  // namespace copse::scheduler::config

@@ -39,6 +39,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,7 @@
 #include "kube/kubeconfig.h"
 #include "plugins/framework/profile.h"
 #include "plugins/framework/registry.h"
+#include "scheduler/config/field_errors.h"
 
 namespace copse::scheduler::config {
 
@@ -83,13 +85,69 @@ struct LeaderElection {
   std::string resource_namespace = "kube-system";
 };
 
-// opsServer (copse kind only): where /healthz, /livez, /readyz and /metrics
-// are served (plain HTTP; ops_server.h).
+// opsServer.authentication: who a client of the ops port is, asked of the
+// API server (delegated_auth.h); kube-scheduler's flag in brackets.
+struct OpsAuthenticationConfig {
+  // A kubeconfig allowed to create TokenReviews and read the client CA
+  // ConfigMap [--authentication-kubeconfig]; empty: the scheduler's own
+  // connection (kube-scheduler: the in-cluster one).
+  std::string kubeconfig;
+  // Client certificates are verified against this CA bundle
+  // [--client-ca-file]; empty: against the cluster's client CA, from the
+  // ConfigMap kube-system/extension-apiserver-authentication, unless
+  // skip_lookup [--authentication-skip-lookup].
+  std::string client_ca_file;
+  bool skip_lookup = false;
+  // Start even when that ConfigMap cannot be read (kube-scheduler's
+  // default) [--authentication-tolerate-lookup-failure].
+  bool tolerate_lookup_failure = true;
+  // TokenReview answers are kept this long [--authentication-token-webhook-cache-ttl].
+  std::chrono::nanoseconds token_cache_ttl = std::chrono::seconds(10);
+};
+
+// opsServer.authorization: what a client may read, asked of the API server.
+struct OpsAuthorizationConfig {
+  // A kubeconfig allowed to create SubjectAccessReviews
+  // [--authorization-kubeconfig]; empty: the scheduler's own connection.
+  std::string kubeconfig;
+  // Paths served to anyone, even without credentials
+  // [--authorization-always-allow-paths]; an entry ending in "*" is a prefix.
+  std::vector<std::string> always_allow_paths = {"/healthz", "/readyz", "/livez"};
+  // Groups allowed everything without asking (kube's system:masters).
+  std::vector<std::string> always_allow_groups = {"system:masters"};
+  // [--authorization-webhook-cache-authorized-ttl / -unauthorized-ttl]
+  std::chrono::nanoseconds allow_cache_ttl = std::chrono::seconds(10);
+  std::chrono::nanoseconds deny_cache_ttl = std::chrono::seconds(10);
+};
+
+// opsServer (copse kind only): /healthz, /livez, /readyz and /metrics, served
+// as kube-scheduler serves its own (ops_server.h): HTTPS on securePort, with
+// /metrics for those the API server says may get it; plain HTTP, without
+// authentication, only when `port` is set.
 struct OpsServerConfig {
   bool enabled = true;
+  // HTTPS [--bind-address, --secure-port]; securePort 0 picks a free port
+  // (kube-scheduler turns HTTPS off with 0; here `enabled: false` does).
   std::string bind_address = "0.0.0.0";
-  uint16_t port = 10251;  // 0: an ephemeral port
+  uint16_t secure_port = 10259;
+  // The serving certificate and key, PEM files [--tls-cert-file,
+  // --tls-private-key-file], re-read when they change; both empty: a
+  // self-signed certificate made in memory at start.
+  std::string tls_cert_file;
+  std::string tls_private_key_file;
+  // Plain HTTP without authentication [--port, --address]: 0 is off.
+  uint16_t port = 0;
+  std::string address = "127.0.0.1";
+  OpsAuthenticationConfig authentication;
+  OpsAuthorizationConfig authorization;
 };
+
+// Checks an opsServer section (also after flags changed it): addresses,
+// ports that differ, certificate and key given together, always-allowed
+// paths, durations not negative. `name` spells a field ("securePort") in the
+// errors; default "opsServer.securePort".
+void ValidateOpsServerConfig(const OpsServerConfig& ops, FieldErrors& errors,
+                             const std::function<std::string(std::string_view field)>& name = {});
 
 struct SchedulerConfig {
   // As read (the copse ones when defaulted).

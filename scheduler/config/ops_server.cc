@@ -1,5 +1,6 @@
-// OpsServer: the handler of a net::Server (plain HTTP): requests are answered
-// inline (checks are quick).
+// OpsServer: the handler of a net::Server (HTTPS or plain HTTP): requests are
+// answered inline (checks are quick; the delegated authorization's calls to
+// the API server are bounded by DelegatedAuthOptions::max_in_flight).
 
 #include "scheduler/config/ops_server.h"
 
@@ -241,6 +242,21 @@ Reply OpsServer::Impl::Handle(std::string_view target) {
 net::Response OpsServer::Impl::Serve(const net::Request& req) {
   net::Response res;
   res.headers = {{"Server", "copse"}, {"X-Content-Type-Options", "nosniff"}};
+  if (options.authorize) {
+    AccessRequest access;
+    access.method = req.method;
+    access.path = req.target.substr(0, req.target.find('?'));
+    access.authorization = req.authorization;
+    access.client_certificate_chain = req.client_certificate_chain;
+    AccessDecision decision = options.authorize(access);
+    if (!decision.allowed) {
+      res.status = decision.status;
+      res.content_type = std::move(decision.content_type);
+      res.body = std::move(decision.body);
+      if (res.status == 429) res.headers.emplace_back("Retry-After", "1");
+      return res;
+    }
+  }
   if (req.method != "GET" && req.method != "HEAD") {
     res.status = 405;
     res.headers.emplace_back("Allow", "GET, HEAD");
@@ -263,11 +279,19 @@ Result<std::unique_ptr<OpsServer>> OpsServer::Start(OpsServerOptions options) {
   auto impl = std::make_unique<Impl>();
   net::ServerOptions server_options;
   server_options.address = options.address;
-  server_options.listeners.push_back({options.port, false});
+  const bool tls = !options.tls_cert_pem.empty() || !options.tls_key_pem.empty();
+  server_options.listeners.push_back({options.port, tls});
+  if (tls) {
+    server_options.tls.cert_pem = options.tls_cert_pem;
+    server_options.tls.key_pem = options.tls_key_pem;
+    // The certificate is verified by `authorize`, against a CA that may change.
+    server_options.tls.request_client_certificate = static_cast<bool>(options.authorize);
+  }
   server_options.threads = std::max(options.threads, 1);
   server_options.max_body_bytes = kMaxRequestBody;
   server_options.read_timeout = kIdleTimeout;
   server_options.write_timeout = kWriteTimeout;
+  impl->options = std::move(options);
   Impl* raw = impl.get();
   auto server = net::Server::Start(std::move(server_options),
                                    [raw](const net::Request& req) { return raw->Serve(req); });
@@ -277,8 +301,11 @@ Result<std::unique_ptr<OpsServer>> OpsServer::Start(OpsServerOptions options) {
     return error;
   }
   impl->server = std::move(server).value();
-  impl->options = std::move(options);
   return std::unique_ptr<OpsServer>(new OpsServer(std::move(impl)));
+}
+
+copse::Status OpsServer::SetCertificate(const std::string& cert_pem, const std::string& key_pem) {
+  return impl_->server->SetCertificate(cert_pem, key_pem);
 }
 
 void OpsServer::Stop() {
@@ -310,7 +337,9 @@ const std::string& OpsServer::address() const noexcept { return impl_->options.a
 std::string OpsServer::url() const {
   const std::string& a = impl_->options.address;
   const bool v6 = a.find(':') != std::string::npos;
-  return "http://" + (v6 ? "[" + a + "]" : a) + ":" + std::to_string(port());
+  const bool tls = !impl_->options.tls_cert_pem.empty() || !impl_->options.tls_key_pem.empty();
+  return std::string(tls ? "https://" : "http://") + (v6 ? "[" + a + "]" : a) + ":" +
+         std::to_string(port());
 }
 
 }  // namespace copse::scheduler::config

@@ -1,6 +1,13 @@
 #pragma once
-// OpsServer: the scheduler's operations endpoint, plain HTTP/1.1 on its own
-// io_context thread(s) (Boost.Beast, kept out of this header).
+// OpsServer: the scheduler's operations endpoint, HTTP/1.1 over TLS (with a
+// certificate given in the options) or plain, on its own io_context
+// thread(s) (Boost.Beast, kept out of this header).
+//
+// With an `authorize` function (DelegatedAuth::Decide, delegated_auth.h)
+// every request is first authenticated and authorized, whatever its path and
+// method, as kube's filters do: a refusal is answered with the function's
+// status and body and goes no further. Over TLS, clients are asked for a
+// certificate (any is accepted in the handshake; `authorize` verifies it).
 //
 //   GET /healthz, /livez, /readyz   run the registered checks of that endpoint
 //                                   (plus a built-in "ping"), in registration
@@ -38,13 +45,20 @@
 #include <string>
 
 #include "core/result.h"
+#include "scheduler/config/delegated_auth.h"
 
 namespace copse::scheduler::config {
 
 struct OpsServerOptions {
+  OpsServerOptions() = default;
   std::string address = "127.0.0.1";
   uint16_t port = 0;  // 0: an ephemeral port
   int threads = 1;
+  // HTTPS with this certificate chain and key (PEM); both empty: plain HTTP.
+  std::string tls_cert_pem;
+  std::string tls_key_pem;
+  // Who may do what; null: every request is served.
+  std::function<AccessDecision(const AccessRequest&)> authorize;
 };
 
 class OpsServer {
@@ -68,8 +82,12 @@ class OpsServer {
 
   uint16_t port() const noexcept;
   const std::string& address() const noexcept;
-  // "http://<address>:<port>"
+  // "https://<address>:<port>" (or http:// without TLS)
   std::string url() const;
+
+  // Serves another certificate from the next TLS handshake on (a rotated
+  // --tls-cert-file); kInvalid for bad PEM or a server without TLS.
+  copse::Status SetCertificate(const std::string& cert_pem, const std::string& key_pem);
 
   // Idempotent.
   void Stop();

@@ -112,7 +112,8 @@ struct Cluster {
   }
   std::unique_ptr<Process> StartScheduler() {
     return std::make_unique<Process>(std::vector<std::string>{
-        COPSE_BINARY, "run", "--kubeconfig", kubeconfig, "--no-leader-elect", "--ops-port", "0"});
+        COPSE_BINARY, "run", "--kubeconfig", kubeconfig, "--no-leader-elect", "--bind-address",
+        "127.0.0.1", "--secure-port", "0"});
   }
   bool use_data_dir;
 };

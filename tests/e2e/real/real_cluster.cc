@@ -99,9 +99,11 @@ std::string RealCluster::Setup() {
     }
   }
   // Per component a ClusterRoleBinding and a leader-election RoleBinding,
-  // plus the Grove operator's RoleBinding for its webhook certificate Secret.
-  if (bindings != 5)
-    return "expected 5 bindings in deploy/manifests, found " + std::to_string(bindings);
+  // plus the Grove operator's RoleBinding for its webhook certificate Secret
+  // and the scheduler's two for its ops port's delegation (system:auth-delegator,
+  // extension-apiserver-authentication-reader).
+  if (bindings != 7)
+    return "expected 7 bindings in deploy/manifests, found " + std::to_string(bindings);
   CommandResult rbac = Apply(list.dump());
   if (rbac.exit_code != 0) return "applying the RBAC of deploy/manifests:\n" + rbac.out;
   return "";
@@ -156,6 +158,15 @@ void RealCluster::Unwatch(Process* process) { std::erase(watched_, process); }
 
 void RealCluster::DrainWatched() {
   for (Process* p : watched_) p->Drain();
+}
+
+std::string RealCluster::Env(const std::string& key) const {
+  std::ifstream in(dir_ + "/env");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(key + "=")) return line.substr(key.size() + 1);
+  }
+  return "";
 }
 
 std::string RealCluster::LogTail(const std::string& name, size_t bytes) const {

@@ -60,6 +60,12 @@ class RealCluster {
   void Unwatch(Process* process);
   void DrainWatched();
 
+  // A value of the script's env file (KUBE_SCHEDULER_URL, SERVER_URL); "" when absent.
+  std::string Env(const std::string& key) const;
+  // The cluster's CA (it signs the serving certificate and client certificates).
+  std::string ca_cert_file() const { return dir_ + "/pki/ca.crt"; }
+  std::string ca_key_file() const { return dir_ + "/pki/ca.key"; }
+
   // The tail of a log of the script's processes ("kube-apiserver", "kube-scheduler").
   std::string LogTail(const std::string& name, size_t bytes = 4000) const;
 

@@ -76,6 +76,14 @@ TEST(ApiAccess, TheSchedulersTableAllowsItsCallsAndNothingElse) {
       CheckApiAccess(t, "PUT",
                      "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/copse-scheduler")
           .ok());
+  // The ops port's delegation: reviews, and the client CA's ConfigMap (read only).
+  EXPECT_TRUE(CheckApiAccess(t, "POST", "/apis/authentication.k8s.io/v1/tokenreviews").ok());
+  EXPECT_TRUE(CheckApiAccess(t, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews").ok());
+  EXPECT_TRUE(CheckApiAccess(t, "GET",
+                             "/api/v1/namespaces/kube-system/configmaps?fieldSelector=metadata."
+                             "name%3Dextension-apiserver-authentication&watch=1")
+                  .ok());
+  EXPECT_FALSE(CheckApiAccess(t, "POST", "/api/v1/namespaces/kube-system/configmaps").ok());
   // The scheduler creates no pods, writes no Services and evicts nothing.
   Status create = CheckApiAccess(t, "POST", "/api/v1/namespaces/a/pods");
   ASSERT_FALSE(create.ok());

@@ -234,6 +234,53 @@ TEST(Certificates, VerifyNamesWhatFails) {
             ErrorCode::kInvalid);
 }
 
+// A client's chain checked as kube's x509 authenticator checks it: the CA,
+// the time, clientAuth; the identity from CN and O.
+TEST(Certificates, ClientCertificatesAreVerifiedForClientAuth) {
+  CertificateOptions ca_options;
+  ca_options.common_name = "client-ca";
+  const Certificate ca = NewCertificateAuthority(ca_options).value();
+  const Certificate other = NewCertificateAuthority(ca_options).value();
+  CertificateOptions client;
+  client.common_name = "reader";
+  client.organization = "metrics";
+  client.server_auth = false;
+  const Certificate good = IssueCertificate(ca, client).value();
+  const auto now = std::chrono::system_clock::now();
+  auto identity = VerifyClientCertificate(good.cert_pem, ca.cert_pem, now);
+  ASSERT_TRUE(identity.ok()) << identity.error().ToString();
+  EXPECT_EQ(identity->common_name, "reader");
+  EXPECT_EQ(identity->organizations, std::vector<std::string>{"metrics"});
+  // A bundle with several CAs: any of them.
+  EXPECT_TRUE(VerifyClientCertificate(good.cert_pem, other.cert_pem + ca.cert_pem, now).ok());
+
+  auto stranger = VerifyClientCertificate(good.cert_pem, other.cert_pem, now);
+  ASSERT_FALSE(stranger.ok());
+  EXPECT_EQ(stranger.error().code, ErrorCode::kTls);
+  EXPECT_EQ(stranger.error().message, "client certificate: unable to get local issuer certificate");
+  auto later =
+      VerifyClientCertificate(good.cert_pem, ca.cert_pem, now + std::chrono::hours(24 * 366 * 11));
+  ASSERT_FALSE(later.ok());
+  EXPECT_EQ(later.error().message, "client certificate: certificate has expired");
+  client.server_auth = true;
+  client.client_auth = false;
+  const Certificate serving = IssueCertificate(ca, client).value();
+  auto not_for_clients = VerifyClientCertificate(serving.cert_pem, ca.cert_pem, now);
+  ASSERT_FALSE(not_for_clients.ok());
+  EXPECT_EQ(not_for_clients.error().message, "client certificate: unsuitable certificate purpose");
+  EXPECT_EQ(VerifyClientCertificate("junk", ca.cert_pem, now).error().code, ErrorCode::kInvalid);
+  EXPECT_EQ(VerifyClientCertificate(good.cert_pem, "", now).error().code, ErrorCode::kInvalid);
+}
+
+TEST(Certificates, Sha256) {
+  const std::string digest = Sha256("abc");
+  ASSERT_EQ(digest.size(), 32u);
+  // FIPS 180-2's first example: ba7816bf...
+  EXPECT_EQ(static_cast<unsigned char>(digest[0]), 0xba);
+  EXPECT_EQ(static_cast<unsigned char>(digest[1]), 0x78);
+  EXPECT_EQ(static_cast<unsigned char>(digest[31]), 0xad);
+}
+
 TEST(Certificates, ValidityBackwardsIsRefused) {
   CertificateOptions backwards = Serving({"a"});
   backwards.not_after = backwards.not_before;

@@ -465,6 +465,33 @@ TEST(ServerTls, OptionalClientCertificatesAreVerifiedWhenPresented) {
   EXPECT_FALSE(Get(io, pki, server->port(), &pki.mallory).ok());
 }
 
+// Asked for but not verified (a handler that verifies against CAs of its
+// own): any certificate, or none, passes the handshake, and the handler sees
+// the chain as presented; nothing counts as verified.
+TEST(ServerTls, RequestedClientCertificatesArePassedOnUnverified) {
+  const Pki pki = MakePki();
+  ServerOptions options;
+  options.listeners = {{0, true}};
+  options.tls.cert_pem = pki.server.cert_pem;
+  options.tls.key_pem = pki.server.key_pem;
+  options.tls.request_client_certificate = true;
+  auto server = Server::Start(options, [](const Request& r) {
+    return Response(200, "text/plain",
+                    std::string(r.client_certificate ? "verified " : "unverified ") +
+                        std::string(r.client_certificate_chain));
+  });
+  ASSERT_TRUE(server.ok()) << server.error().ToString();
+  Io io;
+  auto none = Get(io, pki, (*server)->port(), nullptr);
+  ASSERT_TRUE(none.ok()) << none.error().ToString();
+  EXPECT_EQ(none->body, "unverified ");
+  for (const Certificate* client : {&pki.alice, &pki.mallory}) {
+    auto r = Get(io, pki, (*server)->port(), client);
+    ASSERT_TRUE(r.ok()) << r.error().ToString();
+    EXPECT_EQ(r->body, "unverified " + client->cert_pem);
+  }
+}
+
 TEST(ServerTls, AClientThatDoesNotTrustTheServerSaysWhy) {
   const Pki pki = MakePki();
   auto server = StartTls(pki, /*require=*/false);

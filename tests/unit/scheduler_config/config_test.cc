@@ -369,7 +369,8 @@ TEST_F(ConfigTest, TheDeployedExampleFileIsValid) {
   EXPECT_EQ(r->kind, kCopseKind);
   EXPECT_EQ(r->pod_group_max_backoff, std::chrono::seconds(60));
   EXPECT_EQ(r->pod_max_in_unschedulable_pods, std::chrono::minutes(5));
-  EXPECT_EQ(r->ops_server.port, 10251);
+  EXPECT_EQ(r->ops_server.secure_port, 10259);
+  EXPECT_EQ(r->ops_server.port, 0) << "no plain HTTP in the deployed config";
   ASSERT_EQ(r->profiles.size(), 2u);
   ASSERT_NE(r->FindProfile("copse-scheduler"), nullptr);
   ASSERT_NE(r->FindProfile("copse-spread"), nullptr);
@@ -1124,12 +1125,118 @@ TEST_F(ConfigTest, TopLevelValueChecks) {
             "equal to 0");
   EXPECT_EQ(ErrorOf(Doc(kCopse, "extenders:\n- urlPrefix: http://x\n")),
             "extenders: Forbidden: scheduler extenders are not supported by copse");
-  EXPECT_EQ(ErrorOf(Doc(kCopse, "opsServer:\n  bindAddress: localhost\n")),
-            "opsServer.bindAddress: Invalid value: \"localhost\": must be an IPv4 or IPv6 address");
   // podMaxBackoffSeconds: 0 disables backoff (see queue/scheduling_queue.h).
   Result<SchedulerConfig> r = Parse(Doc(kCopse, "podMaxBackoffSeconds: 0\n"));
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->pod_max_backoff, std::chrono::seconds(0));
+}
+
+// opsServer: kube-scheduler's serving: HTTPS on 10259, plain HTTP off; each
+// field checked, naming it.
+TEST_F(ConfigTest, OpsServerDefaultsAndFields) {
+  Result<SchedulerConfig> d = Parse(Doc(kCopse, ""));
+  ASSERT_TRUE(d.ok()) << d.error().message;
+  const OpsServerConfig& def = d->ops_server;
+  EXPECT_TRUE(def.enabled);
+  EXPECT_EQ(def.bind_address, "0.0.0.0");
+  EXPECT_EQ(def.secure_port, 10259);
+  EXPECT_EQ(def.port, 0);
+  EXPECT_EQ(def.address, "127.0.0.1");
+  EXPECT_TRUE(def.tls_cert_file.empty());
+  EXPECT_TRUE(def.authentication.tolerate_lookup_failure);
+  EXPECT_EQ(def.authentication.token_cache_ttl, std::chrono::seconds(10));
+  EXPECT_EQ(def.authorization.always_allow_paths,
+            (std::vector<std::string>{"/healthz", "/readyz", "/livez"}));
+  EXPECT_EQ(def.authorization.always_allow_groups, std::vector<std::string>{"system:masters"});
+  EXPECT_EQ(def.authorization.allow_cache_ttl, std::chrono::seconds(10));
+  EXPECT_EQ(def.authorization.deny_cache_ttl, std::chrono::seconds(10));
+
+  Result<SchedulerConfig> r = Parse(Doc(kCopse, R"(opsServer:
+  bindAddress: "::"
+  securePort: 0
+  tlsCertFile: /tls/tls.crt
+  tlsPrivateKeyFile: /tls/tls.key
+  port: 10251
+  address: 0.0.0.0
+  authentication:
+    kubeconfig: /etc/authn.kubeconfig
+    clientCAFile: /etc/ca.crt
+    skipLookup: true
+    tolerateLookupFailure: false
+    tokenCacheTTL: 1m
+  authorization:
+    kubeconfig: /etc/authz.kubeconfig
+    alwaysAllowPaths: [/healthz, /debug/*]
+    alwaysAllowGroups: []
+    allowCacheTTL: 5s
+    denyCacheTTL: 0s
+)"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const OpsServerConfig& o = r->ops_server;
+  EXPECT_EQ(o.bind_address, "::");
+  EXPECT_EQ(o.secure_port, 0);
+  EXPECT_EQ(o.tls_cert_file, "/tls/tls.crt");
+  EXPECT_EQ(o.tls_private_key_file, "/tls/tls.key");
+  EXPECT_EQ(o.port, 10251);
+  EXPECT_EQ(o.address, "0.0.0.0");
+  EXPECT_EQ(o.authentication.kubeconfig, "/etc/authn.kubeconfig");
+  EXPECT_EQ(o.authentication.client_ca_file, "/etc/ca.crt");
+  EXPECT_TRUE(o.authentication.skip_lookup);
+  EXPECT_FALSE(o.authentication.tolerate_lookup_failure);
+  EXPECT_EQ(o.authentication.token_cache_ttl, std::chrono::minutes(1));
+  EXPECT_EQ(o.authorization.kubeconfig, "/etc/authz.kubeconfig");
+  EXPECT_EQ(o.authorization.always_allow_paths, (std::vector<std::string>{"/healthz", "/debug/*"}));
+  EXPECT_TRUE(o.authorization.always_allow_groups.empty());
+  EXPECT_EQ(o.authorization.allow_cache_ttl, std::chrono::seconds(5));
+  EXPECT_EQ(o.authorization.deny_cache_ttl, std::chrono::seconds(0));
+}
+
+TEST_F(ConfigTest, OpsServerChecksNameTheField) {
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "opsServer:\n  bindAddress: localhost\n")),
+            "opsServer.bindAddress: Invalid value: \"localhost\": must be an IPv4 or IPv6 address");
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "opsServer:\n  port: 8080\n  address: here\n")),
+            "opsServer.address: Invalid value: \"here\": must be an IPv4 or IPv6 address");
+  // The plain address does not matter while plain HTTP is off.
+  EXPECT_TRUE(Parse(Doc(kCopse, "opsServer:\n  address: here\n")).ok());
+  EXPECT_THAT(ErrorOf(Doc(kCopse, "opsServer:\n  securePort: 70000\n")),
+              HasSubstr("opsServer.securePort: Invalid value: \"70000\": must be an integer in "
+                        "[0, 65535]"));
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "opsServer:\n  port: 10259\n")),
+            "opsServer.port: Invalid value: 10259: must differ from opsServer.securePort (plain "
+            "HTTP and HTTPS)");
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "opsServer:\n  tlsCertFile: /a.crt\n")),
+            "opsServer.tlsPrivateKeyFile: Required value: must be given with "
+            "opsServer.tlsCertFile");
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "opsServer:\n  tlsPrivateKeyFile: /a.key\n")),
+            "opsServer.tlsCertFile: Required value: must be given with "
+            "opsServer.tlsPrivateKeyFile");
+  EXPECT_EQ(
+      ErrorOf(Doc(kCopse, "opsServer:\n  authorization:\n    alwaysAllowPaths: [/a*b, \"\"]\n")),
+      "[opsServer.authorization.alwaysAllowPaths[0]: Invalid value: \"/a*b\": only a "
+      "trailing * is allowed, opsServer.authorization.alwaysAllowPaths[1]: Invalid value: "
+      "\"\": must not be empty]");
+  EXPECT_EQ(ErrorOf(Doc(kCopse, "opsServer:\n  authentication:\n    tokenCacheTTL: -1s\n")),
+            "opsServer.authentication.tokenCacheTTL: Invalid value: \"-1s\": must not be "
+            "negative");
+  EXPECT_THAT(ErrorOf(Doc(kCopse, "opsServer:\n  authorization:\n    denyCacheTTL: 10\n")),
+              HasSubstr("opsServer.authorization.denyCacheTTL: Invalid value: \"10\": must be a "
+                        "duration"));
+  EXPECT_THAT(ErrorOf(Doc(kCopse, "opsServer:\n  authentication:\n    clientCA: x\n")),
+              HasSubstr("unknown field \"opsServer.authentication.clientCA\""));
+  // A disabled ops server is not checked.
+  EXPECT_TRUE(Parse(Doc(kCopse, "opsServer:\n  enabled: false\n  bindAddress: x\n")).ok());
+  // Flags' values are checked with their own names.
+  OpsServerConfig ops;
+  ops.secure_port = 9000;
+  ops.port = 9000;
+  FieldErrors errors;
+  ValidateOpsServerConfig(ops, errors, [](std::string_view field) {
+    return field == "port" ? std::string("--port") : "opsServer." + std::string(field);
+  });
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors.messages()[0],
+            "--port: Invalid value: 9000: must differ from opsServer.securePort (plain HTTP and "
+            "HTTPS)");
 }
 
 TEST_F(ConfigTest, LeaderElectionChecks) {

@@ -12,6 +12,9 @@
 #include <boost/beast/http.hpp>
 #include <string>
 
+#include "kube/client.h"
+#include "net/cert.h"
+#include "net/client.h"
 #include "scheduler/config/metrics.h"
 
 namespace copse::scheduler::config {
@@ -250,6 +253,82 @@ TEST(OpsServerTest, StartErrors) {
   ASSERT_FALSE(invalid.ok());
   EXPECT_EQ(invalid.error().code, ErrorCode::kInvalid);
   EXPECT_THAT(invalid.error().message, HasSubstr("not-an-address"));
+}
+
+// Over TLS, with an `authorize` function: every request is decided first
+// (what it sees: method, path without the query, the Authorization header,
+// the client's certificate chain), and a refusal is answered as decided.
+TEST(OpsServerTest, HttpsAsksAuthorizeFirst) {
+  auto serving = net::SelfSignedCertificate();
+  auto ca = net::NewCertificateAuthority();
+  ASSERT_TRUE(serving.ok() && ca.ok());
+  net::CertificateOptions client_options;
+  client_options.common_name = "reader";
+  client_options.server_auth = false;
+  auto client_cert = net::IssueCertificate(*ca, client_options);
+  ASSERT_TRUE(client_cert.ok());
+
+  std::mutex mu;
+  std::vector<std::string> seen;  // "METHOD path auth chain?"
+  OpsServerOptions options;
+  options.tls_cert_pem = serving->cert_pem;
+  options.tls_key_pem = serving->key_pem;
+  options.authorize = [&](const AccessRequest& r) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.push_back(std::string(r.method) + " " + std::string(r.path) + " [" +
+                     std::string(r.authorization) + "] " +
+                     (r.client_certificate_chain.find(client_cert->cert_pem) != std::string::npos
+                          ? "cert"
+                      : r.client_certificate_chain.empty() ? "none"
+                                                           : "other"));
+    }
+    AccessDecision d;
+    d.allowed = r.path != "/metrics" || r.authorization == "Bearer ok";
+    if (!d.allowed) {
+      d.status = 403;
+      d.content_type = "application/json";
+      d.body = R"({"kind":"Status","code":403})";
+    }
+    return d;
+  };
+  auto server = OpsServer::Start(options);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  (*server)->SetMetricsHandler([] { return std::string("m 1\n"); });
+  EXPECT_EQ((*server)->url(), "https://127.0.0.1:" + std::to_string((*server)->port()));
+
+  kube::IoThread io;
+  const auto get = [&](const std::string& target, const std::string& authorization,
+                       bool with_cert) -> net::ClientResponse {
+    net::ClientOptions client;
+    client.server = (*server)->url();
+    client.ca_pem = serving->cert_pem;  // self-signed: its own CA
+    if (with_cert) {
+      client.client_cert_pem = client_cert->cert_pem;
+      client.client_key_pem = client_cert->key_pem;
+    }
+    auto http = net::HttpClient::Create(client, io.executor());
+    EXPECT_TRUE(http.ok());
+    net::ClientRequest request;
+    request.target = target;
+    request.authorization = authorization;
+    request.timeout = std::chrono::seconds(10);
+    request.deadline = std::chrono::steady_clock::now() + request.timeout;
+    auto response = io.Run((*http)->Send(request));
+    EXPECT_TRUE(response.ok()) << response.error().message;
+    return response.ok() ? *response : net::ClientResponse{};
+  };
+  const net::ClientResponse refused = get("/metrics?x=1", "", false);
+  EXPECT_EQ(refused.status, 403);
+  EXPECT_EQ(refused.body, R"({"kind":"Status","code":403})");
+  EXPECT_EQ(refused.content_type, "application/json");
+  const net::ClientResponse metrics = get("/metrics", "Bearer ok", true);
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_EQ(metrics.body, "m 1\n");
+  EXPECT_EQ(get("/healthz", "", true).body, "ok");
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(seen, (std::vector<std::string>{"GET /metrics [] none", "GET /metrics [Bearer ok] cert",
+                                            "GET /healthz [] cert"}));
 }
 
 }  // namespace
