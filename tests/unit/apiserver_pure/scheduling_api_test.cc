@@ -1,7 +1,8 @@
 // The Workload API's pure parts: the schema walker (Go encoding, defaults,
 // declarative validation with ratcheting), the conversions between
 // v1alpha2 and the stored version, field error messages and cause types,
-// and the OpenAPI schemas against kube-apiserver v1.36.3's recorded document.
+// the OpenAPI schemas against kube-apiserver v1.36.3's recorded document,
+// and the Job controller's Workload and PodGroup names.
 
 #include "apiserver/scheduling_api.h"
 
@@ -13,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "apiserver/controllers/job_workload.h"
 #include "apiserver/field_error.h"
 #include "apiserver/openapi.h"
 #include "apiserver/resource_info.h"
@@ -250,6 +252,22 @@ TEST(SchedulingApi, OpenApiV1alpha2MatchesKubeApiserver) {
     EXPECT_TRUE(doc["paths"].contains(std::string("/apis/scheduling.k8s.io/") + version +
                                       "/namespaces/{namespace}/podgroups/{name}/status"));
   }
+}
+
+TEST(JobWorkload, NamesAreUpstreams) {
+  kube::Job job;
+  job.meta.name = "train";
+  job.meta.uid = "3a8f6c2e-1b4d-4e5f-9a7b-0c1d2e3f4a5b";
+  // FNV-32a of "(types.UID)<uid>" (hashutil.DeepHashObject's text), 2311196999,
+  // written in rand.SafeEncodeString's alphabet.
+  EXPECT_EQ(controllers::JobWorkloadName(job), "train-67555fbfff");
+  EXPECT_EQ(controllers::JobPodGroupName("train-abc", "train-pgt-0"),
+            "train-abc-train-pgt-0-66cc9f69d5");
+  // Long names are cut to a DNS subdomain's 253 characters.
+  job.meta.name = std::string(300, 'a');
+  EXPECT_EQ(controllers::JobWorkloadName(job).size(), 253u);
+  EXPECT_EQ(controllers::JobPodGroupName(std::string(200, 'w'), std::string(200, 't')).size(),
+            253u);
 }
 
 }  // namespace scheduling_api_test
