@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,7 +19,7 @@
 namespace copse::bench {
 
 std::span<const Scenario> Scenarios() {
-  static const std::array<Scenario, 12> kScenarios{{
+  static const std::array<Scenario, 13> kScenarios{{
       {"apiserver",
        "HTTP client <-> embedded API server on loopback: create, list, bind and watch 100,000 pods",
        &RunApiServerBench, false, false},
@@ -59,6 +60,11 @@ std::span<const Scenario> Scenarios() {
        "copse replay of a synthetic 24-hour trace (2,000 nodes x 8 GPUs, ~100k pods) under "
        "pack.yaml and spread.yaml (or --config): seconds, CPU, steps and peak RSS per config",
        &RunReplayBench},
+      {"workload-gang",
+       "upstream scheduling.k8s.io Workloads + PodGroups: 1,000 nodes x 8 GPUs in 125 racks, "
+       "1,100 gangs of 4 pods x 2 GPUs (110% of capacity), every second one in one rack; end to "
+       "end, also against --kubeconfig with --scheduler external (the side by side)",
+       &RunWorkloadGangBench, true, true, true},
   }};
   return kScenarios;
 }
@@ -193,7 +199,9 @@ std::string FormatTable(const BenchResult& r) {
   row("API server CPU (s)", opt(r.api_server_cpu_seconds, 3));
   row("peak RSS (MiB)", num(static_cast<double>(r.peak_rss_bytes) / (1024.0 * 1024.0), 1));
   row("timed out", r.timed_out ? "YES" : "no");
-  for (const auto& [name, value] : r.extras) row(name, num(value, value < 100 ? 3 : 0));
+  for (const auto& [name, value] : r.extras) {
+    row(name, std::isnan(value) ? std::string("n/a") : num(value, value < 100 ? 3 : 0));
+  }
   for (const auto& [name, met] : r.targets) row("target " + name, met ? "met" : "MISSED");
   return out.str();
 }
@@ -213,7 +221,10 @@ std::string ToJson(const BenchResult& r) {
                    {"api_server_cpu_seconds", opt(r.api_server_cpu_seconds)},
                    {"peak_rss_bytes", r.peak_rss_bytes},
                    {"timed_out", r.timed_out}};
-  for (const auto& [name, value] : r.extras) j[name] = value;
+  // An extra that was not measured is NaN: null here.
+  for (const auto& [name, value] : r.extras) {
+    j[name] = std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value);
+  }
   nlohmann::json targets = nlohmann::json::object();
   for (const auto& [name, met] : r.targets) targets[name] = met;
   j["targets_met"] = targets;

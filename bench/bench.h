@@ -46,6 +46,16 @@ struct BenchOptions {
   // quality: one line per instance on stderr (its gangs, copse's placement,
   // the optimum and first fit), to find where copse loses.
   bool detail = false;
+  // workload-gang's shape; 0 (or unset) is the scenario's default.
+  struct GangShape {
+    int64_t gang_size = 0;                // pods per gang (default 4)
+    int64_t gpus_per_pod = 0;             // default 2
+    int64_t gpus_per_node = 0;            // default 8
+    int64_t racks = 0;                    // default: one per 8 nodes
+    std::optional<double> rack_share;     // share of gangs that require one rack (0.5)
+    std::optional<double> over_capacity;  // gangs offered / gangs that fit (1.1)
+    int64_t settle_seconds = 0;           // the run ends this long after the last bind (15)
+  } gang_shape;
 };
 
 // A figure that was not measured stays nullopt: JSON null, printed "n/a".
@@ -69,7 +79,8 @@ struct BenchResult {
   // Every pod of the bench namespace seen bound and not deleted (warm-up
   // included) -> its node, for the invariant checks of the tests.
   std::map<std::string, std::string> placement;
-  // Scenario-specific figures, printed and written in this (name) order.
+  // Scenario-specific figures, printed and written in this (name) order; NaN
+  // is a figure that was not measured (JSON null, printed "n/a").
   std::map<std::string, double> extras;
   // Target checks: name -> whether the measured figure met its target.
   std::map<std::string, bool> targets;
@@ -95,8 +106,9 @@ struct Scenario {
   std::string_view name;
   std::string_view summary;
   std::function<Result<BenchResult>(const BenchOptions&, Progress&)> run;
-  bool external = false;     // runs against --kubeconfig servers too
-  bool takes_config = true;  // its scheduler can be configured (--config)
+  bool external = false;          // runs against --kubeconfig servers too
+  bool takes_config = true;       // its scheduler can be configured (--config)
+  bool takes_gang_shape = false;  // reads BenchOptions::gang_shape (--gang-size, ...)
 };
 
 std::span<const Scenario> Scenarios();
@@ -135,5 +147,6 @@ Result<BenchResult> RunQualityBench(const BenchOptions& options, Progress& progr
 Result<BenchResult> RunQualityBurstBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunScaleBench(const BenchOptions& options, Progress& progress);
 Result<BenchResult> RunReplayBench(const BenchOptions& options, Progress& progress);
+Result<BenchResult> RunWorkloadGangBench(const BenchOptions& options, Progress& progress);
 
 }  // namespace copse::bench

@@ -499,19 +499,31 @@ Harness::~Harness() {
 }
 
 void Harness::Cleanup() {
-  // Pods at once (grace 0: no kubelet will confirm), then the bench's nodes only.
-  const std::string pods =
-      std::string("/api/v1/namespaces/") + kBenchNamespace + "/pods?gracePeriodSeconds=0";
-  const std::string nodes =
-      std::string("/api/v1/nodes?labelSelector=") + kBenchNodeLabel + "%3Dtrue";
-  for (const std::string& target : {pods, nodes}) {
-    auto r = io_->Run(client_->Request(kube::HttpMethod::kDelete, target, "", ""));
-    if (!r.ok() || (r->status >= 300 && r->status != 404)) {
-      std::fprintf(
-          stderr, "copse bench: cleanup DELETE %s: %s\n", target.c_str(),
-          r.ok() ? ("HTTP " + std::to_string(r->status)).c_str() : r.error().ToString().c_str());
-    }
+  // Pods at once (grace 0: no kubelet will confirm), the scenario's own
+  // kinds, then the bench's nodes only.
+  DeleteCollection(std::string("/api/v1/namespaces/") + kBenchNamespace +
+                   "/pods?gracePeriodSeconds=0");
+  for (const kube::ResourceRef& ref : cleanup_) DeleteCollection(ref.Path(kBenchNamespace));
+  DeleteCollection(std::string("/api/v1/nodes?labelSelector=") + kBenchNodeLabel + "%3Dtrue");
+}
+
+void Harness::DeleteCollection(const std::string& path) {
+  auto r = io_->Run(client_->Request(kube::HttpMethod::kDelete, path, "", ""));
+  if (!r.ok() || (r->status >= 300 && r->status != 404)) {
+    std::fprintf(
+        stderr, "copse bench: cleanup DELETE %s: %s\n", path.c_str(),
+        r.ok() ? ("HTTP " + std::to_string(r->status)).c_str() : r.error().ToString().c_str());
   }
+}
+
+void Harness::AddCleanup(const kube::ResourceRef& ref) {
+  if (!external_server()) return;  // the embedded store goes with the run
+  DeleteCollection(ref.Path(kBenchNamespace));
+  cleanup_.push_back(ref);
+}
+
+Result<kube::ListResult> Harness::List(const kube::ResourceRef& ref, const std::string& ns) {
+  return io_->Run(client_->List(ref, ns));
 }
 
 Status Harness::Create(const kube::ResourceRef& ref, const std::string& ns,

@@ -33,6 +33,7 @@
 #include "bench/bench.h"
 #include "core/result.h"
 #include "kube/object.h"
+#include "kube/watch.h"
 
 namespace copse::apiserver {
 class Store;
@@ -129,7 +130,8 @@ class Harness {
   // The embedded store and scheduler; null on an external server / scheduler.
   apiserver::Store* store() const { return store_.get(); }
   scheduler::Scheduler* scheduler() const { return sched_.get(); }
-  kube::Client& client() const { return *client_; }
+  // The creator's client (discovery and reads of the benchmark's own).
+  const std::shared_ptr<kube::Client>& client() const { return client_; }
   Timeline& timeline() { return *timeline_; }
   // The schedulerName the scenario's pods must carry.
   const std::string& scheduler_name() const { return scheduler_name_; }
@@ -148,6 +150,15 @@ class Harness {
                 std::vector<std::string> bodies, std::vector<Created>* created,
                 std::string_view phase, Progress& progress);
 
+  // Deletes the collection `ref` in the bench namespace now (leftovers of an
+  // interrupted run) and again at the end, after the pods: the scenario's
+  // own kinds (e.g. PodGroups) on an external server. Errors other than 404
+  // are printed, not returned: cleanup never fails a run.
+  void AddCleanup(const kube::ResourceRef& ref);
+
+  // Lists `ref` in `ns` with the creator's client.
+  Result<kube::ListResult> List(const kube::ResourceRef& ref, const std::string& ns);
+
   // Polls `done()` until it reaches `target` or `timeout` passes; false on timeout.
   bool WaitFor(const std::function<int64_t()>& done, int64_t target, std::string_view phase,
                std::chrono::seconds timeout, Progress& progress);
@@ -161,6 +172,7 @@ class Harness {
   Harness();
   Status Setup(Progress& progress);
   void Cleanup();
+  void DeleteCollection(const std::string& path);
 
   BenchOptions options_;
   ClusterSpec spec_;
@@ -175,6 +187,7 @@ class Harness {
   std::shared_ptr<kube::Client> client_;
   std::unique_ptr<Timeline> timeline_;
   bool created_nodes_ = false;
+  std::vector<kube::ResourceRef> cleanup_;  // AddCleanup's, deleted after the pods
 };
 
 // The measured phase's figures, built the one way every scenario reports them.

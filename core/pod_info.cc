@@ -277,6 +277,13 @@ uint64_t ComputePodClassSignature(const PodInfo& pod, bool with_labels) noexcept
   }
   h.Tag('D');
   h.Selector(pod.default_spread_selector);
+  h.Tag('c');
+  h.U64(pod.resource_claims.size());
+  for (const PodClaimRef& c : pod.resource_claims) {
+    h.Str(c.name);
+    h.Str(c.claim_name);
+    h.U64(static_cast<uint64_t>(c.state));
+  }
   h.Tag('N');
   h.Str(pod.node_name);
   return h.value();

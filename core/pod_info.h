@@ -7,8 +7,8 @@
 //
 // Pod classes: `signature` is a 64-bit hash of every field that can change a
 // Filter verdict (namespace, labels, requests, node selector and affinity,
-// tolerations, host ports, pod (anti-)affinity, spread constraints, scheduler
-// name, nodeName). Two pods with the same signature get the same Filter result
+// tolerations, host ports, pod (anti-)affinity, spread constraints, resource
+// claims, scheduler name, nodeName). Two pods with the same signature get the same Filter result
 // on the same snapshot, so they can share one filter pass (KEP-5598
 // opportunistic batching). Priority, name, uid and nomination are left out:
 // callers that filter with nominated pods must also compare priorities.
@@ -90,6 +90,25 @@ struct TopologySpreadConstraint {
   bool operator==(const TopologySpreadConstraint&) const = default;
 };
 
+// One spec.resourceClaims entry, resolved to its ResourceClaim object as
+// kube's resourceclaim.Name does: a resourceClaimName is the claim; a
+// resourceClaimTemplateName's claim is the one status.resourceClaimStatuses
+// names for the entry (made by the resourceclaim controller and owned by the
+// pod).
+struct PodClaimRef {
+  enum class State : uint8_t {
+    kResolved,    // claim_name is the ResourceClaim
+    kNotCreated,  // a template's claim the controller has not reported yet
+    kNotNeeded,   // the controller reported no claim for the entry: skipped
+    kInvalid,     // neither resourceClaimName nor resourceClaimTemplateName
+  };
+  std::string name;        // spec.resourceClaims[].name
+  std::string claim_name;  // the ResourceClaim (same namespace); set when kResolved
+  State state = State::kResolved;
+  bool from_template = false;  // the claim must be owned by the pod
+  bool operator==(const PodClaimRef&) const = default;
+};
+
 struct PodInfo {
   std::string namespace_name;
   std::string name;
@@ -122,6 +141,9 @@ struct PodInfo {
   // Selector of the services/controllers owning the pod, for system default
   // spread constraints (nullopt: none, and default constraints do not apply).
   std::optional<LabelSelector> default_spread_selector;
+
+  // spec.resourceClaims, in order (Dynamic Resource Allocation).
+  std::vector<PodClaimRef> resource_claims;
 
   // spec.schedulingGates[].name: a pod with gates waits in the gated pool
   // (PreEnqueue) and is not part of the signature.

@@ -153,6 +153,23 @@ bool ReadSchedulingGroup(Reader& r, Element e, std::optional<std::string>& out) 
   });
 }
 
+bool ReadPodResourceClaim(Reader& r, Element e, PodResourceClaim& out) {
+  return ForEachField(r, e, [&](std::string_view key, Element v) {
+    if (key == "name") return Read(r, v, out.name);
+    if (key == "resourceClaimName") return Read(r, v, out.resource_claim_name);
+    if (key == "resourceClaimTemplateName") return Read(r, v, out.resource_claim_template_name);
+    return true;
+  });
+}
+
+bool ReadPodResourceClaimStatus(Reader& r, Element e, PodResourceClaimStatus& out) {
+  return ForEachField(r, e, [&](std::string_view key, Element v) {
+    if (key == "name") return Read(r, v, out.name);
+    if (key == "resourceClaimName") return Read(r, v, out.resource_claim_name);
+    return true;
+  });
+}
+
 bool ReadPodSpec(Reader& r, Element e, PodSpec& out) {
   return ForEachField(r, e, [&](std::string_view key, Element v) {
     if (key == "containers") return ReadArray(r, v, out.containers, ReadContainer);
@@ -174,6 +191,9 @@ bool ReadPodSpec(Reader& r, Element e, PodSpec& out) {
     if (key == "schedulingGroup") return ReadSchedulingGroup(r, v, out.pod_group_name);
     if (key == "hostname") return Read(r, v, out.hostname);
     if (key == "subdomain") return Read(r, v, out.subdomain);
+    if (key == "resourceClaims") {
+      return ReadArray(r, v, out.resource_claims, ReadPodResourceClaim);
+    }
     return true;
   });
 }
@@ -186,6 +206,9 @@ bool ReadPodStatus(Reader& r, Element e, PodStatus& out) {
     if (key == "podIP") return Read(r, v, out.pod_ip);
     if (key == "hostIP") return Read(r, v, out.host_ip);
     if (key == "startTime") return Read(r, v, out.start_time);
+    if (key == "resourceClaimStatuses") {
+      return ReadArray(r, v, out.resource_claim_statuses, ReadPodResourceClaimStatus);
+    }
     return true;
   });
 }
@@ -311,6 +334,21 @@ void PutPodGroupName(Json& spec, const std::optional<std::string>& now,
   if (!it->is_object() || it->empty()) spec.erase(it);
 }
 
+void OverlayPodResourceClaim(Json& j, const PodResourceClaim& now, const PodResourceClaim* before) {
+  Put(j, "name", now.name, Prev(before, &PodResourceClaim::name), Emit::kAlways);
+  PutOpt(j, "resourceClaimName", now.resource_claim_name,
+         Prev(before, &PodResourceClaim::resource_claim_name));
+  PutOpt(j, "resourceClaimTemplateName", now.resource_claim_template_name,
+         Prev(before, &PodResourceClaim::resource_claim_template_name));
+}
+
+void OverlayPodResourceClaimStatus(Json& j, const PodResourceClaimStatus& now,
+                                   const PodResourceClaimStatus* before) {
+  Put(j, "name", now.name, Prev(before, &PodResourceClaimStatus::name), Emit::kAlways);
+  PutOpt(j, "resourceClaimName", now.resource_claim_name,
+         Prev(before, &PodResourceClaimStatus::resource_claim_name));
+}
+
 bool SameName(const Container& a, const Container& b) { return a.name == b.name; }
 
 void OverlayPodSpec(Json& j, const PodSpec& now, const PodSpec* before) {
@@ -336,6 +374,9 @@ void OverlayPodSpec(Json& j, const PodSpec& now, const PodSpec* before) {
            OverlaySchedulingGate);
   PutOptObject(j, "resources", now.resources, Prev(before, &PodSpec::resources), OverlayResources);
   PutPodGroupName(j, now.pod_group_name, Prev(before, &PodSpec::pod_group_name));
+  PutArray(j, "resourceClaims", now.resource_claims, Prev(before, &PodSpec::resource_claims),
+           OverlayPodResourceClaim,
+           [](const PodResourceClaim& a, const PodResourceClaim& b) { return a.name == b.name; });
 }
 
 void OverlayPodStatus(Json& j, const PodStatus& now, const PodStatus* before) {
@@ -346,6 +387,11 @@ void OverlayPodStatus(Json& j, const PodStatus& now, const PodStatus* before) {
   Put(j, "hostIP", now.host_ip, Prev(before, &PodStatus::host_ip));
   Put(j, "podIP", now.pod_ip, Prev(before, &PodStatus::pod_ip));
   Put(j, "startTime", now.start_time, Prev(before, &PodStatus::start_time));
+  PutArray(j, "resourceClaimStatuses", now.resource_claim_statuses,
+           Prev(before, &PodStatus::resource_claim_statuses), OverlayPodResourceClaimStatus,
+           [](const PodResourceClaimStatus& a, const PodResourceClaimStatus& b) {
+             return a.name == b.name;
+           });
 }
 
 // ---------------------------------------------------------------- requests

@@ -132,6 +132,16 @@ struct TopologySpreadConstraint {
   bool operator==(const TopologySpreadConstraint&) const = default;
 };
 
+// spec.resourceClaims[]: a claim the pod uses, by name (exactly one of
+// resourceClaimName and resourceClaimTemplateName is set; the API server
+// validates that).
+struct PodResourceClaim {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  std::optional<std::string> resource_claim_template_name;
+  bool operator==(const PodResourceClaim&) const = default;
+};
+
 struct PodSpec {
   std::vector<Container> init_containers;
   std::vector<Container> containers;
@@ -152,6 +162,7 @@ struct PodSpec {
   std::string node_name;
   std::string hostname;
   std::string subdomain;
+  std::vector<PodResourceClaim> resource_claims;  // spec.resourceClaims
   bool operator==(const PodSpec&) const = default;
 };
 
@@ -160,6 +171,15 @@ inline constexpr std::string_view kPodRunning = "Running";
 inline constexpr std::string_view kPodSucceeded = "Succeeded";
 inline constexpr std::string_view kPodFailed = "Failed";
 
+// status.resourceClaimStatuses[]: the claim the resourceclaim controller
+// created for a spec.resourceClaims entry with a template. An entry without
+// resourceClaimName means no claim was needed (kube skips such entries).
+struct PodResourceClaimStatus {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  bool operator==(const PodResourceClaimStatus&) const = default;
+};
+
 struct PodStatus {
   std::string phase;
   std::vector<Condition> conditions;
@@ -167,6 +187,7 @@ struct PodStatus {
   std::string pod_ip;
   std::string host_ip;
   std::string start_time;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;  // status.resourceClaimStatuses
   bool operator==(const PodStatus&) const = default;
 };
 

@@ -43,6 +43,9 @@ struct ServedInformer::Impl : std::enable_shared_from_this<Impl> {
   bool started = false;
   bool stopped = false;
   bool absent = false;  // no candidate served: nothing to sync
+  // wait_until_served, and discovery said none is served at Start: nothing
+  // to wait for now (HasSynced), while the informer watches for it.
+  bool not_served_yet = false;
   bool rediscovering = false;
   std::chrono::steady_clock::time_point last_rediscovery{};
   std::optional<Error> last_error;
@@ -171,6 +174,7 @@ void ServedInformer::Start(const Discovery* discovery) {
       impl.cv.notify_all();
       return;
     }
+    impl.not_served_yet = discovery != nullptr;
     chosen = impl.options.candidates.front();
   }
   impl.resource = chosen;
@@ -192,7 +196,7 @@ void ServedInformer::Stop() {
 
 bool ServedInformer::HasSynced() const {
   std::lock_guard lock(impl_->mu);
-  if (impl_->absent) return true;
+  if (impl_->absent || impl_->not_served_yet) return true;
   return impl_->current != nullptr && impl_->current->HasSynced();
 }
 
@@ -204,7 +208,7 @@ bool ServedInformer::WaitForSync(std::chrono::milliseconds timeout) const {
     std::shared_ptr<Informer> current;
     {
       std::unique_lock lock(impl_->mu);
-      if (impl_->absent) return true;
+      if (impl_->absent || impl_->not_served_yet) return true;
       if (impl_->stopped) return impl_->current != nullptr && impl_->current->HasSynced();
       current = impl_->current;
       const auto left = deadline - std::chrono::steady_clock::now();

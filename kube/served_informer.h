@@ -10,7 +10,9 @@
 //      copse does without it (`without`). Then, unless wait_until_served, it
 //      counts as synced with an empty store; with wait_until_served (CRDs
 //      that may be installed later) it watches the first candidate anyway,
-//      whose retries pick the resource up once it exists.
+//      whose retries pick the resource up once it exists, and it counts as
+//      synced meanwhile: nobody waits for a resource discovery says is not
+//      there (its objects arrive through on_add once it is).
 //   3. A 404 from the running informer reads discovery again (at most once
 //      per rediscovery_interval). Another candidate served now: the informer
 //      moves there (old objects get on_delete, the new list on_add). None

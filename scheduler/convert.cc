@@ -225,6 +225,31 @@ Result<std::shared_ptr<const PodInfo>> ToPodInfo(const kube::Pod& pod, ResourceN
     info->topology_spread_constraints.push_back(std::move(out));
   }
 
+  info->resource_claims.reserve(pod.spec.resource_claims.size());
+  for (const kube::PodResourceClaim& in : pod.spec.resource_claims) {
+    PodClaimRef ref;
+    ref.name = in.name;
+    if (in.resource_claim_name.has_value()) {
+      ref.claim_name = *in.resource_claim_name;
+    } else if (in.resource_claim_template_name.has_value()) {
+      ref.from_template = true;
+      ref.state = PodClaimRef::State::kNotCreated;
+      for (const kube::PodResourceClaimStatus& status : pod.status.resource_claim_statuses) {
+        if (status.name != in.name) continue;
+        if (status.resource_claim_name.has_value()) {
+          ref.claim_name = *status.resource_claim_name;
+          ref.state = PodClaimRef::State::kResolved;
+        } else {
+          ref.state = PodClaimRef::State::kNotNeeded;
+        }
+        break;
+      }
+    } else {
+      ref.state = PodClaimRef::State::kInvalid;
+    }
+    info->resource_claims.push_back(std::move(ref));
+  }
+
   info->scheduling_gates = pod.spec.scheduling_gates;
   if (pod.spec.pod_group_name.has_value() && !pod.spec.pod_group_name->empty()) {
     info->group_kind = PodInfo::GroupKind::kWorkloadPodGroup;

@@ -181,13 +181,24 @@ void StatusReporter::FlushWaitingReports() {
 void StatusReporter::SetGroupObject(std::shared_ptr<const kube::PodGroup> object) {
   const queue::UnitKey key = GroupUnitKey(PodInfo::GroupKind::kWorkloadPodGroup,
                                           object->meta.namespace_, object->meta.name);
-  objects_[key.ToString()] = GroupObject{std::move(object), nullptr};
+  std::string key_text = key.ToString();
+  // A new object under the old name: copse wrote nothing on it yet.
+  if (auto it = objects_.find(key_text); it != objects_.end() && it->second.pod_group &&
+                                         it->second.pod_group->meta.uid != object->meta.uid) {
+    written_conditions_.erase(key_text);
+  }
+  objects_[std::move(key_text)] = GroupObject{std::move(object), nullptr};
 }
 
 void StatusReporter::SetGroupObject(std::shared_ptr<const kube::CopsePodGroup> object) {
   const queue::UnitKey key =
       GroupUnitKey(PodInfo::GroupKind::kCopsePodGroup, object->meta.namespace_, object->meta.name);
-  objects_[key.ToString()] = GroupObject{nullptr, std::move(object)};
+  std::string key_text = key.ToString();
+  if (auto it = objects_.find(key_text);
+      it != objects_.end() && it->second.copse && it->second.copse->meta.uid != object->meta.uid) {
+    written_conditions_.erase(key_text);
+  }
+  objects_[std::move(key_text)] = GroupObject{nullptr, std::move(object)};
 }
 
 void StatusReporter::ForgetGroupObject(PodInfo::GroupKind kind, const std::string& ns,
@@ -198,11 +209,40 @@ void StatusReporter::ForgetGroupObject(PodInfo::GroupKind kind, const std::strin
   dirty_groups_.erase(key);
   last_counts_.erase(key);
   protection_sent_.erase(key);
+  written_conditions_.erase(key);
 }
 
 const StatusReporter::GroupObject* StatusReporter::FindObject(const queue::UnitKey& key) const {
   auto it = objects_.find(key.ToString());
   return it == objects_.end() ? nullptr : &it->second;
+}
+
+void StatusReporter::OverlayWritten(const std::string& key_text,
+                                    std::vector<kube::Condition>& conditions) const {
+  auto written = written_conditions_.find(key_text);
+  if (written == written_conditions_.end()) return;
+  for (const kube::Condition& condition : written->second) {
+    if (kube::Condition* existing = kube::FindCondition(conditions, condition.type)) {
+      *existing = condition;
+    } else {
+      conditions.push_back(condition);
+    }
+  }
+}
+
+void StatusReporter::RememberWritten(const std::string& key_text,
+                                     const std::vector<kube::Condition>& conditions,
+                                     std::string_view type) {
+  const kube::Condition* condition = kube::FindCondition(conditions, type);
+  if (condition == nullptr) return;
+  std::vector<kube::Condition>& written = written_conditions_[key_text];
+  for (kube::Condition& entry : written) {
+    if (entry.type == type) {
+      entry = *condition;
+      return;
+    }
+  }
+  written.push_back(*condition);
 }
 
 void StatusReporter::GroupFailed(const queue::UnitKey& key, std::string_view reason,
@@ -279,11 +319,13 @@ void StatusReporter::WriteStatus(const queue::UnitKey& key, const ConditionUpdat
     if (condition == nullptr) return;
     kube::PodGroupStatus status =
         object != nullptr && object->pod_group ? object->pod_group->status : kube::PodGroupStatus{};
+    OverlayWritten(key_text, status.conditions);
     if (!kube::SetPodGroupScheduled(status.conditions, condition->scheduled,
                                     std::string(condition->reason), *condition->message, now,
                                     info.spec->generation)) {
       return;
     }
+    RememberWritten(key_text, status.conditions, kube::kPodGroupScheduled);
     writer_.MergePatch(kube::resources::kPodGroups, ns, name, kube::PodGroup::StatusPatch(status),
                        "status");
     return;
@@ -291,10 +333,12 @@ void StatusReporter::WriteStatus(const queue::UnitKey& key, const ConditionUpdat
   if (info.kind != PodInfo::GroupKind::kCopsePodGroup) return;
   kube::CopsePodGroupStatus status =
       object != nullptr && object->copse ? object->copse->status : kube::CopsePodGroupStatus{};
+  OverlayWritten(key_text, status.conditions);
   const bool changed = condition != nullptr &&
                        kube::SetPodGroupScheduled(status.conditions, condition->scheduled,
                                                   std::string(condition->reason),
                                                   *condition->message, now, info.spec->generation);
+  if (changed) RememberWritten(key_text, status.conditions, kube::kPodGroupScheduled);
   // The condition as copse last wrote it (the object's copy may lag behind).
   std::optional<bool> scheduled_condition;
   if (info.scheduled_reported) {
@@ -511,31 +555,20 @@ void StatusReporter::GroupDisrupted(const queue::UnitKey& key, std::string_view 
   condition.observed_generation = info.spec->generation;
   const std::string& ns = info.spec->namespace_;
   const std::string& name = info.spec->name;
-  // A merge patch replaces the whole conditions list, and the object's copy
-  // may not show the PodGroupScheduled condition copse wrote a moment ago:
-  // write that one as copse last wrote it, or the patch would erase it.
-  const auto keep_scheduled = [&](std::vector<kube::Condition>& conditions) {
-    auto last = last_group_status_.find(key.ToString());
-    if (last == last_group_status_.end()) return;
-    const std::string& stamp = last->second;  // "<reason>\n<message>"
-    const size_t newline = stamp.find('\n');
-    if (newline == std::string::npos) return;
-    const std::string reason_written = stamp.substr(0, newline);
-    kube::SetPodGroupScheduled(conditions, reason_written == kube::kReasonScheduled, reason_written,
-                               stamp.substr(newline + 1), condition.last_transition_time,
-                               info.spec->generation);
-  };
+  const std::string key_text = key.ToString();
   if (object->pod_group) {
     kube::PodGroupStatus status = object->pod_group->status;
-    keep_scheduled(status.conditions);
+    OverlayWritten(key_text, status.conditions);
     if (!kube::SetCondition(status.conditions, condition)) return;
+    RememberWritten(key_text, status.conditions, condition.type);
     writer_.MergePatch(kube::resources::kPodGroups, ns, name, kube::PodGroup::StatusPatch(status),
                        "status");
     return;
   }
   kube::CopsePodGroupStatus status = object->copse->status;
-  keep_scheduled(status.conditions);
+  OverlayWritten(key_text, status.conditions);
   if (!kube::SetCondition(status.conditions, condition)) return;
+  RememberWritten(key_text, status.conditions, condition.type);
   writer_.MergePatch(kube::resources::kCopsePodGroups, ns, name,
                      kube::CopsePodGroup::StatusPatch(status), "status");
 }

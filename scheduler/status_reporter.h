@@ -49,6 +49,7 @@
 
 #include "core/clock.h"
 #include "core/pod_info.h"
+#include "kube/codec.h"
 #include "scheduler/api_writer.h"
 #include "scheduler/gangs.h"
 #include "scheduler/profiles.h"
@@ -190,6 +191,13 @@ class StatusReporter {
   void FlushWaitingReports();
   void FlushGroupStatuses(bool final);
   const GroupObject* FindObject(const queue::UnitKey& key) const;
+  // The group's `conditions` as the server has them once copse's writes so
+  // far have landed: every condition copse wrote on the group, as it last
+  // wrote it, replaces the object copy's one of that type.
+  void OverlayWritten(const std::string& key_text, std::vector<kube::Condition>& conditions) const;
+  // `conditions` is about to be written: remember its entry of `type`.
+  void RememberWritten(const std::string& key_text, const std::vector<kube::Condition>& conditions,
+                       std::string_view type);
 
   ApiWriter& writer_;
   GangTracker& gangs_;
@@ -209,6 +217,13 @@ class StatusReporter {
   std::deque<WaitingReport> waiting_queue_;
   // Last PodGroupScheduled reason + message written per group.
   std::map<std::string, std::string> last_group_status_;
+  // The conditions (PodGroupScheduled, DisruptionTarget) copse wrote per
+  // group, the latest of each type. A status patch is built from the
+  // object's copy, which shows copse's own earlier write only once its watch
+  // event is back, and a merge patch replaces the conditions list whole: a
+  // patch built before that echo would erase the earlier condition for good
+  // (a lost DisruptionTarget). Every conditions patch carries these.
+  std::map<std::string, std::vector<kube::Condition>> written_conditions_;
   // Groups whose phase or counts may have changed since the last flush.
   std::map<std::string, queue::UnitKey> dirty_groups_;
   // Last phase and counts written per copse PodGroup (the object's copy

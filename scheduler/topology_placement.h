@@ -81,6 +81,10 @@
 //      minimum; the reason is the resource that bounds it, or the Filter
 //      verdicts of its nodes).
 //
+// The implementation is split by these steps over scheduler/
+// topology_placement*.cc; topology_placement_internal.h says which file holds
+// which.
+//
 // Thread-safety: PlaceGangWithTopology is reentrant given distinct snapshots
 // and workspaces. TopologyCatalog and TopologyWorkspace are not synchronised:
 // one owner each (the scheduler's loop, which applies Topology events and runs

@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
 # A real kube-apiserver (and kube-scheduler) for tests: upstream v1.20.2 built
-# from Debian's `kubernetes` source package, with etcd from `etcd-server`.
+# from Debian's `kubernetes` source package, with etcd from `etcd-server`, or
+# binaries of another version that you provide (KUBE_BIN_DIR below).
 # This script is the single source of the server's flags.
 #
-#   real-apiserver.sh build                  build once into the cache (idempotent)
-#   real-apiserver.sh start DIR [--with-kube-scheduler]
+#   real-apiserver.sh build                  build v1.20.2 once into the cache (idempotent)
+#   real-apiserver.sh start DIR [--with-kube-scheduler] [--kube-scheduler-config FILE]
+#                               [--with-kube-controller-manager]
 #                                            etcd + kube-apiserver on loopback, state in DIR
+#   real-apiserver.sh kube-scheduler DIR KUBECONFIG [--config FILE]
+#                                            kube-scheduler alone against any server, its
+#                                            pid and log in DIR (stop DIR stops it)
 #   real-apiserver.sh stop DIR               stop what start started
 #   real-apiserver.sh nodes DIR PREFIX COUNT [--labels k=v,...] [--resources cpu=8,memory=32Gi,...]
 #                                            create Ready synthetic Nodes PREFIX-1..COUNT
 #   real-apiserver.sh paths                  print the binaries' paths
+#
+# Other binaries (start, kube-scheduler and paths read these):
+#   KUBE_BIN_DIR=DIR        kube-apiserver, kube-scheduler and kube-controller-manager
+#                           of any version (default: the v1.20.2 cache). Flags a
+#                           version no longer has (--insecure-port, --port,
+#                           --logtostderr) are passed only where its --help lists them.
+#   ETCD_BIN=FILE           the etcd to run (default: etcd on PATH); recent
+#                           kube-apiservers want etcd 3.5 or later.
+#   KUBE_FEATURE_GATES=...  --feature-gates of every component, e.g.
+#                           GenericWorkload=true,GangScheduling=true
+#   KUBE_RUNTIME_CONFIG=... kube-apiserver's --runtime-config, e.g.
+#                           scheduling.k8s.io/v1alpha2=true
 #
 # The cache is ${COPSE_CACHE_DIR:-$HOME/.cache/copse}/kubernetes-<version>/,
 # outside the checkout, so that later runs (and CI on the same machine) reuse it.
@@ -20,6 +37,11 @@ readonly kCacheRoot="${COPSE_CACHE_DIR:-$HOME/.cache/copse}"
 readonly kCacheDir="$kCacheRoot/kubernetes-$kVersion"
 readonly kStamp="$kCacheDir/.built"
 readonly kBinDir="$kCacheDir/bin"
+# The binaries start, kube-scheduler and paths run.
+readonly kKubeBinDir="${KUBE_BIN_DIR:-$kBinDir}"
+readonly kEtcd="${ETCD_BIN:-etcd}"
+readonly kFeatureGates="${KUBE_FEATURE_GATES:-}"
+readonly kRuntimeConfig="${KUBE_RUNTIME_CONFIG:-}"
 readonly kReadyTimeoutSeconds="${COPSE_REAL_APISERVER_READY_TIMEOUT:-90}"
 
 log() { echo "real-apiserver: $*" >&2; }
@@ -212,6 +234,54 @@ spawn() { # NAME ARGS...
 
 alive() { [ -f "$DIR/$1.pid" ] && kill -0 "$(cat "$DIR/$1.pid")" 2>/dev/null; }
 
+# Whether BINARY's --help lists FLAG: flags differ between versions
+# (--insecure-port and kube-scheduler's --port are gone by v1.24,
+# --logtostderr by v1.26).
+has_flag() { # BINARY FLAG
+  local help
+  help="$("$1" --help 2>&1 || true)"
+  grep -qE -- "(^|[[:space:],])$2([ =]|$)" <<<"$help"
+}
+
+# The flags BINARY takes beyond its own: logging to stderr where the version
+# still has the flag (later ones log to stderr anyway), and the feature gates.
+common_flags() { # BINARY
+  if has_flag "$1" --logtostderr; then echo "--logtostderr=true"; fi
+  if [ -n "$kFeatureGates" ]; then echo "--feature-gates=$kFeatureGates"; fi
+}
+
+need_binary() { # NAME
+  [ -x "$kKubeBinDir/$1" ] && return 0
+  if [ "$kKubeBinDir" = "$kBinDir" ]; then
+    die "$1 is not built: run '$0 build' first (or set KUBE_BIN_DIR to a directory of other binaries)"
+  fi
+  die "$1 not found in KUBE_BIN_DIR=$kKubeBinDir"
+}
+
+# kube-scheduler against KUBECONFIG (the admin's: it is not what is tested),
+# as the only replica: no leader election. With a KubeSchedulerConfiguration
+# (CONFIG), its clientConnection.kubeconfig and leaderElection rule instead
+# (kube-scheduler ignores those flags then); KUBECONFIG still authenticates
+# the health endpoint's callers.
+spawn_kube_scheduler() { # KUBECONFIG CONFIG TAKEN_PORTS...
+  local kubeconfig="$1" config="$2"
+  shift 2
+  need_binary kube-scheduler
+  local sched_port args
+  sched_port="$(free_port "$@")"
+  mapfile -t args < <(common_flags "$kKubeBinDir/kube-scheduler")
+  if has_flag "$kKubeBinDir/kube-scheduler" --port; then args+=(--port=0); fi
+  if [ -n "$config" ]; then args+=(--config="$config"); fi
+  spawn kube-scheduler "$kKubeBinDir/kube-scheduler" \
+    --kubeconfig="$kubeconfig" \
+    --authentication-kubeconfig="$kubeconfig" \
+    --authorization-kubeconfig="$kubeconfig" \
+    --leader-elect=false --bind-address=127.0.0.1 --secure-port="$sched_port" \
+    --v=1 "${args[@]}"
+  wait_ok kube-scheduler "https://127.0.0.1:$sched_port/healthz" 60 -k
+  echo "KUBE_SCHEDULER_URL=https://127.0.0.1:$sched_port" >>"$DIR/env"
+}
+
 # Waits, with a deadline, until curl of URL prints "ok"; dies with the log's tail.
 wait_ok() { # NAME URL SECONDS [curl args...]
   local name="$1" url="$2" seconds="$3"
@@ -231,18 +301,33 @@ wait_ok() { # NAME URL SECONDS [curl args...]
 
 cmd_start() {
   DIR="${1:-}"
-  [ -n "$DIR" ] || die "usage: $0 start DIR [--with-kube-scheduler]"
+  local usage="usage: $0 start DIR [--with-kube-scheduler] [--kube-scheduler-config FILE] [--with-kube-controller-manager]"
+  [ -n "$DIR" ] || die "$usage"
   shift
-  local with_scheduler=false
+  local with_scheduler=false scheduler_config="" with_kcm=false
   while (($#)); do
     case "$1" in
       --with-kube-scheduler) with_scheduler=true ;;
-      *) die "start: unknown flag $1" ;;
+      --kube-scheduler-config)
+        scheduler_config="${2:-}"
+        [ -f "$scheduler_config" ] || die "start: --kube-scheduler-config: no file '$scheduler_config'"
+        scheduler_config="$(realpath "$scheduler_config")"
+        with_scheduler=true
+        shift
+        ;;
+      --with-kube-controller-manager) with_kcm=true ;;
+      *) die "start: unknown flag $1; $usage" ;;
     esac
     shift
   done
-  [ -x "$kBinDir/kube-apiserver" ] || die "kube-apiserver is not built: run '$0 build' first"
-  command -v etcd >/dev/null || die "etcd not found: run '$0 build' (installs etcd-server)"
+  need_binary kube-apiserver
+  if $with_scheduler; then need_binary kube-scheduler; fi
+  if $with_kcm; then need_binary kube-controller-manager; fi
+  command -v "$kEtcd" >/dev/null ||
+    die "etcd not found ('$kEtcd'): run '$0 build' (installs etcd-server) or set ETCD_BIN"
+  local version
+  version="$("$kKubeBinDir/kube-apiserver" --version 2>/dev/null | awk '{ print $NF }')"
+  [ -n "$version" ] || die "$kKubeBinDir/kube-apiserver --version printed nothing"
   mkdir -p "$DIR"
   DIR="$(cd "$DIR" && pwd)"
   if alive etcd || alive kube-apiserver; then die "$DIR has a running server: '$0 stop $DIR' first"; fi
@@ -278,19 +363,24 @@ EOF
   etcd_port="$(free_port)"
   peer_port="$(free_port "$etcd_port")"
   api_port="$(free_port "$etcd_port" "$peer_port")"
-  spawn etcd etcd --name copse-real --data-dir "$DIR/etcd" \
+  spawn etcd "$kEtcd" --name copse-real --data-dir "$DIR/etcd" \
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
     --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
     --initial-cluster "copse-real=http://127.0.0.1:$peer_port" --logger zap --log-level warn
   wait_ok etcd "http://127.0.0.1:$etcd_port/health" 30 -o /dev/null -w ok
 
-  # No controller-manager and no kubelet run: the ServiceAccount plugin would
-  # reject pods for want of the tokens it mints, TaintNodesByCondition would
-  # taint every new Node not-ready for good, and the endpoint reconciler
-  # would publish this host's address for the `kubernetes` Service.
-  spawn kube-apiserver "$kBinDir/kube-apiserver" \
+  # No kubelet runs, and no controller-manager unless asked for: the
+  # ServiceAccount plugin would reject pods for want of the tokens it mints,
+  # TaintNodesByCondition would taint every new Node not-ready for good, and
+  # the endpoint reconciler would publish this host's address for the
+  # `kubernetes` Service.
+  local api_args
+  mapfile -t api_args < <(common_flags "$kKubeBinDir/kube-apiserver")
+  if has_flag "$kKubeBinDir/kube-apiserver" --insecure-port; then api_args+=(--insecure-port=0); fi
+  if [ -n "$kRuntimeConfig" ]; then api_args+=(--runtime-config="$kRuntimeConfig"); fi
+  spawn kube-apiserver "$kKubeBinDir/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" --insecure-port=0 \
+    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" \
     --token-auth-file="$pki/tokens.csv" \
@@ -300,7 +390,7 @@ EOF
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc \
     --service-cluster-ip-range=10.0.0.0/24 \
-    --profiling=false --logtostderr=true --v=1
+    --profiling=false --v=1 "${api_args[@]}"
 
   SERVER_URL="https://127.0.0.1:$api_port"
   wait_ok kube-apiserver "$SERVER_URL/readyz" "$kReadyTimeoutSeconds" \
@@ -311,34 +401,79 @@ EOF
   cat >"$DIR/env" <<EOF
 SERVER_URL=$SERVER_URL
 ETCD_URL=http://127.0.0.1:$etcd_port
-KUBE_APISERVER_VERSION=v$kVersion
+KUBE_APISERVER_VERSION=$version
 EOF
 
-  if $with_scheduler; then
-    # kube-scheduler runs with the admin credentials (it is not what is
-    # tested), as the only replica: no leader election.
-    kubeconfig_for "$DIR/kube-scheduler.kubeconfig" admin "$admin_token"
-    local sched_port
-    sched_port="$(free_port "$etcd_port" "$peer_port" "$api_port")"
-    spawn kube-scheduler "$kBinDir/kube-scheduler" \
-      --kubeconfig="$DIR/kube-scheduler.kubeconfig" \
-      --authentication-kubeconfig="$DIR/kube-scheduler.kubeconfig" \
-      --authorization-kubeconfig="$DIR/kube-scheduler.kubeconfig" \
-      --leader-elect=false --bind-address=127.0.0.1 --secure-port="$sched_port" --port=0 \
-      --logtostderr=true --v=1
-    wait_ok kube-scheduler "https://127.0.0.1:$sched_port/healthz" 60 -k
-    echo "KUBE_SCHEDULER_URL=https://127.0.0.1:$sched_port" >>"$DIR/env"
+  if $with_kcm; then
+    # The admin's credentials, one replica. No node lifecycle controller: no
+    # kubelet renews the nodes' leases, so it would taint every node
+    # unreachable (and evict its pods) after its grace period.
+    kubeconfig_for "$DIR/kube-controller-manager.kubeconfig" admin "$admin_token"
+    local kcm_port kcm_args
+    kcm_port="$(free_port "$etcd_port" "$peer_port" "$api_port")"
+    mapfile -t kcm_args < <(common_flags "$kKubeBinDir/kube-controller-manager")
+    spawn kube-controller-manager "$kKubeBinDir/kube-controller-manager" \
+      --kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
+      --authentication-kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
+      --authorization-kubeconfig="$DIR/kube-controller-manager.kubeconfig" \
+      --leader-elect=false --bind-address=127.0.0.1 --secure-port="$kcm_port" \
+      --controllers="*,-$(kcm_node_lifecycle_name)" \
+      --service-account-private-key-file="$pki/sa.key" --root-ca-file="$pki/ca.crt" \
+      --use-service-account-credentials=false --v=1 "${kcm_args[@]}"
+    wait_ok kube-controller-manager "https://127.0.0.1:$kcm_port/healthz" 60 -k
+    echo "KUBE_CONTROLLER_MANAGER_URL=https://127.0.0.1:$kcm_port" >>"$DIR/env"
   fi
-  log "ready: $SERVER_URL (kubeconfigs in $DIR: admin, copse-scheduler, copse-grove)"
+  if $with_scheduler; then
+    kubeconfig_for "$DIR/kube-scheduler.kubeconfig" admin "$admin_token"
+    spawn_kube_scheduler "$DIR/kube-scheduler.kubeconfig" "$scheduler_config" \
+      "$etcd_port" "$peer_port" "$api_port"
+  fi
+  log "ready: $SERVER_URL, $version (kubeconfigs in $DIR: admin, copse-scheduler, copse-grove)"
 }
 
+# The node lifecycle controller's name in kube-controller-manager's
+# --controllers: "node-lifecycle-controller" from v1.28, "nodelifecycle" before.
+kcm_node_lifecycle_name() {
+  local help
+  help="$("$kKubeBinDir/kube-controller-manager" --help 2>&1 || true)"
+  if grep -q 'node-lifecycle-controller' <<<"$help"; then
+    echo node-lifecycle-controller
+  else
+    echo nodelifecycle
+  fi
+}
+
+cmd_kube_scheduler() {
+  DIR="${1:-}"
+  local kubeconfig="${2:-}" config=""
+  local usage="usage: $0 kube-scheduler DIR KUBECONFIG [--config FILE]"
+  [ -n "$DIR" ] && [ -f "$kubeconfig" ] || die "$usage"
+  shift 2
+  while (($#)); do
+    case "$1" in
+      --config)
+        config="${2:-}"
+        [ -f "$config" ] || die "kube-scheduler: --config: no file '$config'"
+        config="$(realpath "$config")"
+        shift
+        ;;
+      *) die "kube-scheduler: unknown flag $1; $usage" ;;
+    esac
+    shift
+  done
+  mkdir -p "$DIR"
+  DIR="$(cd "$DIR" && pwd)"
+  if alive kube-scheduler; then die "$DIR has a running kube-scheduler: '$0 stop $DIR' first"; fi
+  spawn_kube_scheduler "$(realpath "$kubeconfig")" "$config"
+  log "kube-scheduler running, pid $(cat "$DIR/kube-scheduler.pid"), log $DIR/kube-scheduler.log"
+}
 cmd_stop() {
   DIR="${1:-}"
   [ -n "$DIR" ] || die "usage: $0 stop DIR"
   [ -d "$DIR" ] || return 0
   local name pid deadline
   # Reverse start order, and only the pids this script recorded.
-  for name in kube-scheduler kube-apiserver etcd; do
+  for name in kube-scheduler kube-controller-manager kube-apiserver etcd; do
     [ -f "$DIR/$name.pid" ] || continue
     pid="$(cat "$DIR/$name.pid")"
     if kill -0 "$pid" 2>/dev/null; then
@@ -401,9 +536,10 @@ cmd_nodes() {
 }
 
 cmd_paths() {
-  echo "kube-apiserver=$kBinDir/kube-apiserver"
-  echo "kube-scheduler=$kBinDir/kube-scheduler"
-  echo "etcd=$(command -v etcd || echo /usr/bin/etcd)"
+  echo "kube-apiserver=$kKubeBinDir/kube-apiserver"
+  echo "kube-scheduler=$kKubeBinDir/kube-scheduler"
+  echo "kube-controller-manager=$kKubeBinDir/kube-controller-manager"
+  echo "etcd=$(command -v "$kEtcd" || echo /usr/bin/etcd)"
 }
 
 main() {
@@ -412,10 +548,11 @@ main() {
   case "$cmd" in
     build) cmd_build "$@" ;;
     start) cmd_start "$@" ;;
+    kube-scheduler) cmd_kube_scheduler "$@" ;;
     stop) cmd_stop "$@" ;;
     nodes) cmd_nodes "$@" ;;
     paths) cmd_paths "$@" ;;
-    *) die "usage: $0 build | start DIR [--with-kube-scheduler] | stop DIR | nodes DIR ... | paths" ;;
+    *) die "usage: $0 build | start DIR [--with-kube-scheduler] [--kube-scheduler-config FILE] [--with-kube-controller-manager] | kube-scheduler DIR KUBECONFIG [--config FILE] | stop DIR | nodes DIR ... | paths" ;;
   esac
 }
 

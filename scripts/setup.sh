@@ -7,6 +7,9 @@ pkgs=(
   libboost-program-options1.81-dev libssl-dev openssl libyaml-cpp-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgoogle-perftools-dev
   libprotobuf-dev
+  # RE2 (Go's regexp syntax, linear-time matching) for CEL's matches(),
+  # find() and findAll() in cel/.
+  libre2-dev
   curl clang-format
   # The linker (CMakeLists.txt: -fuse-ld=lld when it works): it links the
   # test binaries several times faster than ld.bfd.

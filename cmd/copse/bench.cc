@@ -44,7 +44,21 @@ int RunBench(int argc, char** argv) {
                    "pid of the external scheduler, for its CPU figure")(
       "config", po::value(&options.scheduler_config),
       "the in-process scheduler's configuration file (as copse run --config); default: copse's "
-      "default profile")(
+      "default profile")("gang-size", po::value(&options.gang_shape.gang_size),
+                         "workload-gang: pods per gang (default 4)")(
+      "gpus-per-pod", po::value(&options.gang_shape.gpus_per_pod),
+      "workload-gang: GPUs each pod requests (default 2)")(
+      "gpus-per-node", po::value(&options.gang_shape.gpus_per_node),
+      "workload-gang: GPUs of each node (default 8)")(
+      "racks", po::value(&options.gang_shape.racks),
+      "workload-gang: racks the nodes are spread over (default: one per 8 nodes)")(
+      "rack-share", po::value<double>(),
+      "workload-gang: share of the gangs that require one rack (default 0.5)")(
+      "over-capacity", po::value<double>(),
+      "workload-gang: gangs offered / gangs the GPU slots hold (default 1.1); --pods sets the "
+      "gang count instead")("settle", po::value(&options.gang_shape.settle_seconds),
+                            "workload-gang: the run ends this many seconds after the last bind "
+                            "(default 15)")(
       "data-dir", po::value(&options.data_dir),
       "apiserver: keep the embedded store in this (new) directory, as copse local --data-dir "
       "does")("detail", po::bool_switch(&options.detail),
@@ -82,6 +96,25 @@ int RunBench(int argc, char** argv) {
     std::cerr << "copse bench: --timeout: must not be negative\n";
     return 2;
   }
+  if (vm.count("rack-share")) options.gang_shape.rack_share = vm["rack-share"].as<double>();
+  if (vm.count("over-capacity")) {
+    options.gang_shape.over_capacity = vm["over-capacity"].as<double>();
+  }
+  const bool gang_shape_given = vm.count("gang-size") || vm.count("gpus-per-pod") ||
+                                vm.count("gpus-per-node") || vm.count("racks") ||
+                                vm.count("rack-share") || vm.count("over-capacity") ||
+                                vm.count("settle");
+  for (const auto& [flag, value] :
+       {std::pair<const char*, int64_t>{"--gang-size", options.gang_shape.gang_size},
+        {"--gpus-per-pod", options.gang_shape.gpus_per_pod},
+        {"--gpus-per-node", options.gang_shape.gpus_per_node},
+        {"--racks", options.gang_shape.racks},
+        {"--settle", options.gang_shape.settle_seconds}}) {
+    if (value < 0) {
+      std::cerr << "copse bench: " << flag << ": must not be negative\n";
+      return 2;
+    }
+  }
   if (options.scheduler_pid < 0) {
     std::cerr << "copse bench: --scheduler-pid: must not be negative\n";
     return 2;
@@ -92,6 +125,12 @@ int RunBench(int argc, char** argv) {
       std::cerr << "copse bench " << scenario
                 << ": --kubeconfig: this scenario runs only against the embedded API server "
                    "(see bench/README.md)\n";
+      return 2;
+    }
+    if (gang_shape_given && !s.takes_gang_shape) {
+      std::cerr << "copse bench " << scenario
+                << ": --gang-size, --gpus-per-pod, --gpus-per-node, --racks, --rack-share, "
+                   "--over-capacity and --settle are workload-gang's\n";
       return 2;
     }
     if (!options.scheduler_config.empty() && (!s.takes_config || options.scheduler != "copse")) {

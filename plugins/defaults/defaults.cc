@@ -4,6 +4,7 @@
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/domain_packing/domain_packing.h"
+#include "plugins/dynamic_resources/dynamic_resources.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_name/node_name.h"
@@ -33,6 +34,7 @@ copse::Status RegisterDefaultPlugins(Registry& registry) {
       {kBalancedAllocationName, &BalancedAllocation::Create},
       {kDefaultBinderName, &DefaultBinder::Create},
       {kDomainPackingName, &DomainPacking::Create},
+      {kDynamicResourcesName, &DynamicResources::Create},
   };
   for (const auto& [name, factory] : plugins) {
     copse::Status s = registry.Register(std::string(name), factory);
@@ -45,13 +47,14 @@ Profile DefaultProfile(std::string scheduler_name) {
   Profile profile;
   profile.scheduler_name = std::move(scheduler_name);
   profile.plugins.multi_point.enabled = {
-      {std::string(kSchedulingGatesName), 0},   {std::string(kPrioritySortName), 0},
-      {std::string(kNodeUnschedulableName), 0}, {std::string(kNodeNameName), 0},
-      {std::string(kTaintTolerationName), 3},   {std::string(kNodeAffinityName), 2},
-      {std::string(kNodePortsName), 0},         {std::string(kNodeResourcesFitName), 1},
-      {std::string(kPodTopologySpreadName), 2}, {std::string(kInterPodAffinityName), 2},
-      {std::string(kDefaultPreemptionName), 0}, {std::string(kBalancedAllocationName), 1},
-      {std::string(kDefaultBinderName), 0},     {std::string(kDomainPackingName), 1},
+      {std::string(kSchedulingGatesName), 0},    {std::string(kPrioritySortName), 0},
+      {std::string(kNodeUnschedulableName), 0},  {std::string(kNodeNameName), 0},
+      {std::string(kTaintTolerationName), 3},    {std::string(kNodeAffinityName), 2},
+      {std::string(kNodePortsName), 0},          {std::string(kNodeResourcesFitName), 1},
+      {std::string(kPodTopologySpreadName), 2},  {std::string(kInterPodAffinityName), 2},
+      {std::string(kDynamicResourcesName), 0},   {std::string(kDefaultPreemptionName), 0},
+      {std::string(kBalancedAllocationName), 1}, {std::string(kDefaultBinderName), 0},
+      {std::string(kDomainPackingName), 1},
   };
   return profile;
 }

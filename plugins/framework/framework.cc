@@ -324,6 +324,7 @@ PreFilterOutcome Framework::RunPreFilter(const PodInfo& pod, const Snapshot& sna
     if (!s.IsSuccess()) {
       out.status = s.WithPlugin(e.index);
       if (!s.IsRejected()) out.status.code = Code::kError;
+      out.message = std::move(result.message);
       return out;
     }
     if (!result.nodes.has_value()) continue;
@@ -347,6 +348,11 @@ PreFilterOutcome Framework::RunPreFilter(const PodInfo& pod, const Snapshot& sna
     }
   }
   return out;
+}
+
+std::string Framework::PreFilterMessage(const PreFilterOutcome& outcome,
+                                        const Snapshot& snapshot) const {
+  return outcome.message.empty() ? StatusMessage(outcome.status, snapshot) : outcome.message;
 }
 
 Status Framework::FilterChunk(const CycleContext& ctx, std::span<const NodeIndex> candidates,
@@ -584,13 +590,14 @@ ScheduleResult Framework::SchedulePod(const PodInfo& pod, const Snapshot& snapsh
   if (pre.status.IsError()) {
     result.code = Code::kError;
     result.message = ErrorMessage("PreFilter", pre.status, snapshot);
+    if (!pre.message.empty()) result.message += ": " + pre.message;
     return result;
   }
   if (!pre.status.IsSuccess()) {
     std::fill(ws.node_statuses.begin(), ws.node_statuses.end(), pre.status);
     if (pre.status.plugin < plugins_.size()) result.unschedulable_plugins |= Bit(pre.status.plugin);
     result.unschedulable_plugins |= pre.plugins_with_nodes;
-    fail(StatusMessage(pre.status, snapshot));
+    fail(PreFilterMessage(pre, snapshot));
     return result;
   }
   ws.candidates.clear();

@@ -139,6 +139,8 @@ struct PreFilterOutcome {
   Status status;                                // Success, rejection (with plugin) or Error
   std::optional<std::vector<NodeIndex>> nodes;  // intersected PreFilterResults; nullopt: all
   uint64_t plugins_with_nodes = 0;              // plugins that restricted the nodes
+  // The rejecting plugin's PreFilterResult::message ("" when it gave none).
+  std::string message;
 };
 
 struct ScheduleResult {
@@ -189,6 +191,8 @@ class Framework final : public FrameworkHandle {
   // ---- Scheduling cycle, step by step ----
   PreFilterOutcome RunPreFilter(const PodInfo& pod, const Snapshot& snapshot,
                                 CycleState& state) const;
+  // The text of a PreFilter rejection: the plugin's message, or its reasons.
+  std::string PreFilterMessage(const PreFilterOutcome& outcome, const Snapshot& snapshot) const;
   // Filters one chunk of candidate nodes. Writes node_statuses[n] for every
   // candidate n (Success when feasible), the feasible ones to feasible_out
   // (their count to num_feasible) and ORs rejecting plugin bits into

@@ -122,8 +122,13 @@ class QueueSortPlugin : public virtual Plugin {
 // Optional PreFilter output: restrict Filter to these nodes (sorted, unique).
 // nullopt: all nodes. Nodes left out are reported as "node(s) didn't satisfy
 // plugin(s) [...]" (UnschedulableAndUnresolvable).
+//
+// `message`: with a rejection, its text when it names the pod's own objects
+// (kube's PreFilter statuses carry free text, e.g. a ResourceClaim's name);
+// empty: the status's reasons are rendered as usual.
 struct PreFilterResult {
   std::optional<std::vector<NodeIndex>> nodes;
+  std::string message;
 };
 
 // PreFilter: computes per-pod state once per cycle (may allocate, may walk

@@ -276,6 +276,53 @@ TEST(ServedInformerIntegration, MovesToAnotherVersionAfterA404) {
   informer.Stop();
 }
 
+// A CRD that is not installed when copse starts: nothing to wait for
+// (the scheduler used to wait 2 s for it at every start), and its objects
+// arrive once it is installed.
+TEST(ServedInformerIntegration, ACrdNotInstalledYetIsSyncedAtOnceAndPickedUpLater) {
+  Server s;
+  ASSERT_NE(s.client, nullptr);
+  auto discovery = Discovery::ReadBlocking(s.client, {"example.com"});
+  ASSERT_TRUE(discovery.ok());
+  const ResourceRef v1{"example.com", "v1", "widgets", true};
+  LogLines log;
+  ServedInformerOptions options;
+  options.candidates = {v1};
+  options.without = "no widgets until the CRD is installed";
+  options.wait_until_served = true;
+  options.informer.backoff.initial = std::chrono::milliseconds(20);
+  options.informer.backoff.max = std::chrono::milliseconds(100);
+  options.log = log.Sink();
+  ServedInformer informer(s.client, options);
+  std::mutex mu;
+  std::vector<std::string> added;
+  EventHandler handler;
+  handler.on_add = [&](const ObjectPtr& o) {
+    std::lock_guard lock(mu);
+    added.push_back(o->meta.name);
+  };
+  informer.AddEventHandler(handler);
+  informer.Start(&*discovery);
+  EXPECT_TRUE(informer.HasSynced()) << informer.Describe();
+  EXPECT_TRUE(informer.WaitForSync(std::chrono::milliseconds(0)));
+  EXPECT_EQ(informer.resource(), v1) << "it watches for the resource meanwhile";
+  ASSERT_EQ(log.Get().size(), 1u);
+
+  ASSERT_TRUE(
+      s.store().Create(resources::kCustomResourceDefinitions, "", WidgetCrd("", false)).ok());
+  ASSERT_TRUE(
+      s.store()
+          .Create(
+              v1, "default",
+              R"({"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w","namespace":"default"}})")
+          .ok());
+  EXPECT_TRUE(WaitUntil([&] {
+    std::lock_guard lock(mu);
+    return added == std::vector<std::string>{"w"};
+  })) << informer.Describe();
+  informer.Stop();
+}
+
 TEST(ServedInformerIntegration, AnUnsyncedInformerTellsItsLastError) {
   apiserver::Options options;
   options.token = "secret";

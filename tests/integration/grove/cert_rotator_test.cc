@@ -272,6 +272,10 @@ TEST_F(CertRotatorTest, RenewsBeforeExpiry) {
   ASSERT_NE(rotator, nullptr);
   rotator->StartWriting();
   ASSERT_TRUE(Eventually([&] { return rotator->Serving(); }));
+  // Serving follows the Secret's watch event, which can come before the
+  // create's own answer is counted: wait for the count, or the baseline
+  // below misses the first write (a failure seen once under load).
+  ASSERT_TRUE(Eventually([&] { return rotator->stats().secret_writes >= 1; }));
   const SecretKeys first = *Secret();
   auto first_info = net::InspectCertificate(first.tls_crt);
   ASSERT_TRUE(first_info.ok());

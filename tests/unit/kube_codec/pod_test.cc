@@ -295,6 +295,27 @@ TEST(PodCodec, DecodesStatus) {
   EXPECT_FALSE(pending.spec.pod_group_name.has_value());
 }
 
+TEST(PodCodec, ResourceClaimsRoundTrip) {
+  auto pod = Pod::Decode(R"({"metadata":{"name":"p"},"spec":{"containers":[],
+    "resourceClaims":[{"name":"gpus","resourceClaimTemplateName":"two-h100"},
+                      {"name":"nic","resourceClaimName":"shared-nic"}]},
+    "status":{"resourceClaimStatuses":[{"name":"gpus","resourceClaimName":"p-gpus-x7k2"}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  ASSERT_EQ(pod->spec.resource_claims.size(), 2u);
+  EXPECT_EQ(pod->spec.resource_claims[0].name, "gpus");
+  EXPECT_EQ(pod->spec.resource_claims[0].resource_claim_template_name, "two-h100");
+  EXPECT_FALSE(pod->spec.resource_claims[0].resource_claim_name.has_value());
+  EXPECT_EQ(pod->spec.resource_claims[1].resource_claim_name, "shared-nic");
+  ASSERT_EQ(pod->status.resource_claim_statuses.size(), 1u);
+  EXPECT_EQ(pod->status.resource_claim_statuses[0].resource_claim_name, "p-gpus-x7k2");
+  // A typed edit is written back; the decoded copy of the text equals it.
+  pod->status.resource_claim_statuses.push_back({"nic", std::nullopt});
+  auto again = Pod::Decode(pod->Encode());
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(again->spec.resource_claims, pod->spec.resource_claims);
+  EXPECT_EQ(again->status.resource_claim_statuses, pod->status.resource_claim_statuses);
+}
+
 TEST(PodCodec, UneditedEncodeIsRawByteForByte) {
   for (const char* text : {kRunningPod, kPendingPod}) {
     std::string compact = Minified(text);

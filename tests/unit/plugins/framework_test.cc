@@ -49,7 +49,7 @@ TEST(ProfileTest, DefaultProfileExpansion) {
   EXPECT_EQ(
       fw->PluginNames(ExtensionPoint::kPreFilter),
       (std::vector<std::string>{"TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                                "PodTopologySpread", "InterPodAffinity"}));
+                                "PodTopologySpread", "InterPodAffinity", "DynamicResources"}));
   EXPECT_EQ(fw->PluginNames(ExtensionPoint::kPostFilter),
             (std::vector<std::string>{"DefaultPreemption"}));
   EXPECT_EQ(fw->PluginNames(ExtensionPoint::kScore),

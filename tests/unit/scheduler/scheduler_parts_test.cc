@@ -257,6 +257,39 @@ TEST(Convert, PodFieldsAndErrorsNameTheField) {
   EXPECT_EQ(rejected.error().message, "spec.tolerations[0].operator: Unsupported value: \"Maybe\"");
 }
 
+// spec.resourceClaims resolved as kube's resourceclaim.Name: a claim name
+// as is, a template's claim from status.resourceClaimStatuses (absent: not
+// created yet; without a name: not needed).
+TEST(Convert, ResourceClaimsResolveToTheirClaims) {
+  auto pod = kube::Pod::Decode(R"({"metadata":{"name":"p","namespace":"ns","uid":"u"},
+    "spec":{"containers":[],"resourceClaims":[
+      {"name":"a","resourceClaimName":"shared"},
+      {"name":"b","resourceClaimTemplateName":"t"},
+      {"name":"c","resourceClaimTemplateName":"t"},
+      {"name":"d","resourceClaimTemplateName":"t"},
+      {"name":"e"}]},
+    "status":{"resourceClaimStatuses":[{"name":"b","resourceClaimName":"p-b-x7k2"},{"name":"d"}]}})");
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  ResourceNames names;
+  auto info = ToPodInfo(*pod, names);
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  using State = PodClaimRef::State;
+  const std::vector<PodClaimRef> want = {
+      {"a", "shared", State::kResolved, false}, {"b", "p-b-x7k2", State::kResolved, true},
+      {"c", "", State::kNotCreated, true},      {"d", "", State::kNotNeeded, true},
+      {"e", "", State::kInvalid, false},
+  };
+  EXPECT_EQ((*info)->resource_claims, want);
+  // The claims are part of the pod class: a pod with other claims is another class.
+  auto other = kube::Pod::Decode(R"({"metadata":{"name":"q","namespace":"ns","uid":"v"},
+    "spec":{"containers":[],"resourceClaims":[{"name":"a","resourceClaimName":"other"}]}})");
+  ASSERT_TRUE(other.ok());
+  auto plain = kube::Pod::Decode(
+      R"({"metadata":{"name":"r","namespace":"ns","uid":"w"},"spec":{"containers":[]}})");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NE((*ToPodInfo(*other, names))->signature, (*ToPodInfo(*plain, names))->signature);
+}
+
 TEST(Convert, Rfc3339) {
   auto a = ParseRfc3339("2026-11-22T00:00:00Z");
   auto b = ParseRfc3339("2026-11-22T02:00:00+02:00");
