@@ -476,6 +476,14 @@ Status AdmitSchedulingApiCreate(std::string_view kind, std::string_view version,
   return Status::Ok();
 }
 
+void AdmitSchedulingApiHub(std::string_view kind, json& hub, const PriorityClasses& classes) {
+  if (kind == "Workload") return;
+  json& spec = ObjectMember(hub, "spec");
+  if (Member(spec, "preemptionPolicy").is_string()) return;
+  auto resolved = ResolvePriority(kind, hub, MemberString(spec, "priorityClassName"), classes);
+  if (resolved.ok()) spec["preemptionPolicy"] = resolved->preemption_policy;
+}
+
 json SchedulingToHub(std::string_view kind, std::string_view version, const json& obj,
                      const json* old_hub) {
   const std::string_view hub_version = SchedulingHubVersion(kind);

@@ -22,7 +22,8 @@
 //           (the Priority admission plugin: 403 when priorityClassName names
 //           no PriorityClass or priority disagrees with it; priority,
 //           priorityClassName and preemptionPolicy from the class or the
-//           global default; a PodGroup gets the finalizer
+//           global default, AdmitSchedulingApiHub for what the request's
+//           version cannot hold; a PodGroup gets the finalizer
 //           scheduling.k8s.io/podgroup-protection; status is cleared), then
 //           validation (apiserver/validation.h, which calls
 //           ValidateSchedulingApi), then SchedulingToHub;
@@ -33,10 +34,10 @@
 // Validation (ValidateSchedulingApi): the version's declarative rules from
 // the schema table (apiserver/scheduling_schema.cc, apiserver/schema_rules.h)
 // plus upstream's hand-written ones: template names unique across a
-// Workload's whole tree, a tree at most 4 composite levels deep, every
-// composite template with a child, one priority and priorityClassName for
-// the whole tree; a PodGroup's status.resourceClaimStatuses naming claims of
-// its spec; condition types unique.
+// Workload's whole tree, a tree at most 4 levels deep (the pod groups' own
+// level included), every composite template with a child, one priority and
+// priorityClassName for the whole tree; a PodGroup's
+// status.resourceClaimStatuses naming claims of its spec.
 //
 // Thread-safety: pure functions.
 
@@ -84,6 +85,12 @@ struct PriorityClasses {
 // kForbidden/403 with upstream's messages.
 Status AdmitSchedulingApiCreate(std::string_view kind, std::string_view version,
                                 nlohmann::json& obj, const PriorityClasses& classes);
+
+// The part of that admission a version without the field leaves to the
+// stored form: a PodGroup's or CompositePodGroup's preemptionPolicy when
+// written through v1alpha2 (a no-op when the hub object has one).
+void AdmitSchedulingApiHub(std::string_view kind, nlohmann::json& hub,
+                           const PriorityClasses& classes);
 
 // Stored form <-> `version`. `old_hub`, when given, is the stored object a
 // write replaces: what `version` cannot express is kept from it.

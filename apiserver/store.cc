@@ -1141,10 +1141,10 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
     // The Workload API: decoded, admitted and validated in the request's
     // version, stored in its hub version (apiserver/scheduling_api.h).
     const bool scheduling_api = IsSchedulingApiKind(info->group, info->kind);
+    PriorityClasses classes;
     if (scheduling_api) {
       auto decoded = DecodeSchedulingApi(info->kind, ref.version, obj);
       if (!decoded.ok()) return std::move(decoded).error();
-      PriorityClasses classes;
       {
         std::lock_guard<std::mutex> lock(impl_->mu);
         classes = impl_->PriorityClassSnapshot();
@@ -1159,7 +1159,9 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
                                      info->namespaced, impl_->options.gang_rules);
     if (!valid.ok()) return valid.error();
     if (scheduling_api) {
-      internal::ReplaceContents(obj, SchedulingToHub(info->kind, ref.version, obj, nullptr));
+      json hub = SchedulingToHub(info->kind, ref.version, obj, nullptr);
+      AdmitSchedulingApiHub(info->kind, hub, classes);
+      internal::ReplaceContents(obj, std::move(hub));
     }
     if (info->group == "apiextensions.k8s.io" && info->resource == "customresourcedefinitions") {
       auto cr = ResourceFromCrd(obj);
