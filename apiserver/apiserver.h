@@ -62,10 +62,11 @@ struct StoreOptions {
   // {{"poddisruptionbudgets.policy", {"v1beta1"}}} serves PDBs as v1.20 does
   // (and pods/eviction then takes only policy/v1beta1 Evictions).
   std::map<std::string, std::vector<std::string>> served_versions;
-  // copse's rules for Workloads and PodGroups on create and update (see
-  // ValidateForCreate in apiserver/validation.h). False: only their schema
-  // is checked, as on a kube-apiserver serving copse's CRDs, where the
-  // scheduler itself reports a group it cannot schedule (tests of that).
+  // copse's rules for its own PodGroups (scheduling.copse.dev) on create and
+  // update (see ValidateForCreate in apiserver/validation.h). False: only
+  // their schema is checked, as on a kube-apiserver serving copse's CRDs,
+  // where the scheduler itself reports a group it cannot schedule (tests of
+  // that). The Workload API's rules (scheduling.k8s.io) always hold.
   bool gang_rules = true;
 };
 

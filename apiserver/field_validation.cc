@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "apiserver/apply.h"
 #include "apiserver/selector.h"
 #include "kube/codec_json.h"
 #include "kube/protobuf/unknown_fields.h"
@@ -21,15 +22,34 @@ bool Flag(const json& node, const char* name) {
   return it != node.end() && it->is_boolean() && it->get<bool>();
 }
 
-// Walks a custom resource beside its structural schema.
+// Walks a custom resource beside its structural schema, or a built-in kind
+// beside its schema-table document (whose fields reference component
+// schemas, `components`: "$ref" alone or in "allOf").
 class CrdChecker {
  public:
-  CrdChecker(FieldProblems& out, bool patch) : out_(out), patch_(patch) {}
+  CrdChecker(FieldProblems& out, bool patch, const json* components = nullptr)
+      : out_(out), patch_(patch), components_(components) {}
 
   void Root(const json& schema, Element value) { Object(schema, value, /*resource=*/true); }
 
  private:
-  void Value(const json& schema, Element value) {
+  // The schema a "$ref" (or an allOf of one) names; `schema` otherwise.
+  const json& Resolve(const json& schema) const {
+    if (components_ == nullptr || !schema.is_object()) return schema;
+    const json* ref = nullptr;
+    if (auto r = schema.find("$ref"); r != schema.end()) ref = &*r;
+    if (auto all = schema.find("allOf");
+        ref == nullptr && all != schema.end() && all->is_array() && all->size() == 1) {
+      if (auto r = (*all)[0].find("$ref"); r != (*all)[0].end()) ref = &*r;
+    }
+    if (ref == nullptr || !ref->is_string()) return schema;
+    const std::string name = ref->get<std::string>().substr(ref->get<std::string>().rfind('/') + 1);
+    auto it = components_->find(name);
+    return it == components_->end() ? schema : *it;
+  }
+
+  void Value(const json& unresolved, Element value) {
+    const json& schema = Resolve(unresolved);
     if (!schema.is_object() || Flag(schema, "x-kubernetes-int-or-string")) return;
     if (value.is_object()) {
       Object(schema, value, Flag(schema, "x-kubernetes-embedded-resource"));
@@ -101,6 +121,7 @@ class CrdChecker {
 
   FieldProblems& out_;
   bool patch_;
+  const json* components_;
   std::string path_;
 };
 
@@ -138,8 +159,19 @@ Result<std::vector<std::string>> ValidateFields(FieldValidation directive, const
   } else {
     auto checked =
         kube::protobuf::CheckObjectFields(info.ApiVersion(version), info.kind, body, patch);
-    if (!checked.ok() || !checked->has_value()) return std::vector<std::string>();
-    problems = std::move(**checked);
+    if (!checked.ok()) return std::vector<std::string>();
+    if (checked->has_value()) {
+      problems = std::move(**checked);
+    } else {
+      // No protobuf type: the schema table's, when it describes the kind
+      // (the Workload API).
+      const ApplySchema table = BuiltinApplySchema(info.ApiVersion(version), info.kind);
+      if (table.root == nullptr) return std::vector<std::string>();
+      kube::codec::ParserLease lease;
+      Element root;
+      if (!kube::codec::ParseDocument(lease, body, root).ok()) return std::vector<std::string>();
+      CrdChecker(problems, patch, table.components).Root(*table.root, root);
+    }
   }
   std::vector<std::string> messages;
   messages.reserve(problems.unknown.size() + problems.duplicate.size());

@@ -10,7 +10,9 @@
 // (its default) asks for.
 //
 // Built-in kinds are checked against the protobuf schema of their types
-// (kube/protobuf/unknown_fields.h); custom resources against their CRD
+// (kube/protobuf/unknown_fields.h), or, for kinds it lacks, against the
+// schema table's (apiserver/openapi_internal.h: the Workload API); custom
+// resources against their CRD
 // version's structural schema (properties, additionalProperties, items,
 // x-kubernetes-preserve-unknown-fields, x-kubernetes-embedded-resource), with
 // metadata checked as ObjectMeta. Kinds with neither are not checked.

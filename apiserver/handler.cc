@@ -11,8 +11,10 @@
 #include "apiserver/apply_request.h"
 #include "apiserver/authz_review.h"
 #include "apiserver/content_negotiation.h"
+#include "apiserver/field_error.h"
 #include "apiserver/field_validation.h"
 #include "apiserver/limits.h"
+#include "apiserver/scheduling_api.h"
 #include "apiserver/strategic_merge.h"
 #include "apiserver/table.h"
 #include "kube/protobuf/codec.h"
@@ -238,6 +240,8 @@ std::string StatusJson(const Error& error, std::string_view name, std::string_vi
         if (colon != std::string::npos) {
           cause["field"] = part.substr(0, colon);
           cause["message"] = part.substr(colon + 2);
+          // The cause's type is the text field.Error wrote after the field.
+          cause["reason"] = CauseReasonOfMessage(std::string_view(part).substr(colon + 2));
         } else {
           cause["message"] = part;
         }
@@ -839,6 +843,7 @@ HttpResponse Handler::HandleResource(Request& req) {
   if (method == "DELETE") {
     DeleteOptions dopts;
     dopts.dry_run = dry_run;
+    bool orphan_false = req.Query("orphanDependents") == "false";
     if (!req.http->body.empty()) {
       json body = json::parse(req.http->body, nullptr, false);
       if (body.is_discarded() || !body.is_object()) {
@@ -854,6 +859,7 @@ HttpResponse Handler::HandleResource(Request& req) {
       }
       if (auto o = body.find("orphanDependents"); o != body.end() && o->is_boolean()) {
         if (o->get<bool>() && dopts.propagation_policy.empty()) dopts.propagation_policy = "Orphan";
+        orphan_false = orphan_false || !o->get<bool>();
       }
       if (const json* u = FindPath(body, "preconditions.uid"); u && u->is_string()) {
         dopts.precondition_uid = u->get<std::string>();
@@ -878,7 +884,24 @@ HttpResponse Handler::HandleResource(Request& req) {
     }
     auto deleted = store_->Delete(ref, req.ns, req.name, dopts);
     if (!deleted.ok()) return fail(deleted.error());
-    return JsonResponse(deleted->removed ? 200 : 202, object_body(*deleted->object));
+    if (deleted->removed && IsSchedulingApiKind(info.group, info.kind)) {
+      // These registries answer a completed deletion with a Status.
+      return JsonResponse(200, json({{"kind", "Status"},
+                                     {"apiVersion", "v1"},
+                                     {"metadata", json::object()},
+                                     {"status", "Success"},
+                                     {"details",
+                                      {{"name", req.name},
+                                       {"group", info.group},
+                                       {"kind", info.resource},
+                                       {"uid", deleted->object->uid}}}})
+                                   .dump());
+    }
+    // As kube-apiserver: 202 only when orphanDependents=false was asked for
+    // and the object is not gone yet; a deletion held by finalizers or a
+    // grace period is otherwise 200.
+    return JsonResponse(deleted->removed || !orphan_false ? 200 : 202,
+                        object_body(*deleted->object));
   }
   return fail(MethodNotAllowed(method));
 }

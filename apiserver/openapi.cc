@@ -85,6 +85,18 @@ json FieldSchema(const SchemaField& field, std::set<std::string>* refs) {
   json schema = TypeSchema(field.type, refs);
   if (schema.contains("$ref")) schema = {{"allOf", json::array({schema})}};
   schema["description"] = field.description;
+  // The tagged tables' enums and defaults, as kube-apiserver publishes them.
+  for (const std::string& tag : field.tags) {
+    if (tag.starts_with("enum=")) {
+      json values = json::array();
+      std::stringstream in(tag.substr(5));
+      for (std::string v; std::getline(in, v, ',');) values.push_back(v);
+      schema["enum"] = std::move(values);
+    } else if (tag.starts_with("default=")) {
+      json value = json::parse(tag.substr(8), nullptr, false);
+      if (!value.is_discarded()) schema["default"] = std::move(value);
+    }
+  }
   return schema;
 }
 
@@ -182,41 +194,66 @@ std::string OpenApiName(const std::string& table_name) {
   return "io.k8s.api." + table_name;
 }
 
+namespace {
+
+// Leading "+tag" words of `rest` moved to `tags`.
+void TakeTags(std::string& rest, std::vector<std::string>& tags) {
+  while (rest.starts_with("+")) {
+    const size_t end = rest.find(' ');
+    tags.push_back(rest.substr(1, end == std::string::npos ? std::string::npos : end - 1));
+    rest = end == std::string::npos ? std::string() : rest.substr(end + 1);
+  }
+}
+
+}  // namespace
+
 const std::map<std::string, SchemaType>& BuiltinSchemaTypes() {
   static const std::map<std::string, SchemaType> kTypes = [] {
     std::map<std::string, SchemaType> types;
-    std::istringstream in(kBuiltinSchemaText);
+    std::istringstream in(std::string(kBuiltinSchemaText) + "\n" + SchedulingSchemaText());
     SchemaType* current = nullptr;
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
       std::istringstream words(line);
       std::string first;
       std::string second;
-      words >> first >> second;
+      words >> first;
       std::string rest;
       std::getline(words >> std::ws, rest);
       if (first.starts_with("@")) {
         SchemaType type;
         type.name = first.substr(1);
+        if (!rest.starts_with("+")) {
+          std::istringstream more(rest);
+          more >> second;
+          std::getline(more >> std::ws, rest);
+        }
         const size_t slash = second.rfind('/');
         if (slash != std::string::npos && !second.empty() &&
             std::isupper(static_cast<unsigned char>(second[slash + 1]))) {
           type.api_version = second.substr(0, slash);
           type.kind = second.substr(slash + 1);
-          type.description = rest;
-        } else {
-          type.description = rest.empty() ? second : second + " " + rest;
+        } else if (!second.empty()) {
+          rest = rest.empty() ? second : second + " " + rest;
         }
+        TakeTags(rest, type.tags);
+        type.description = rest;
         auto [it, inserted] = types.emplace(type.name, std::move(type));
         if (!inserted) TableDefect(line, "type listed twice");
         current = &it->second;
         continue;
+      }
+      {
+        std::istringstream more(rest);
+        more >> second;
+        std::getline(more >> std::ws, rest);
       }
       if (current == nullptr || second.empty()) TableDefect(line, "field outside a type");
       SchemaField field;
       field.required = first.ends_with("!");
       field.name = field.required ? first.substr(0, first.size() - 1) : first;
       field.type = second;
+      TakeTags(rest, field.tags);
       field.description = rest;
       current->fields.push_back(std::move(field));
     }

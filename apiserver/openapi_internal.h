@@ -12,12 +12,19 @@
 namespace copse::apiserver {
 
 extern const char* const kBuiltinSchemaText;
+// scheduling.k8s.io's Workload API in every served version, with the
+// validation tags the schema walker reads (apiserver/scheduling_schema.cc):
+// the same table format, built once.
+const std::string& SchedulingSchemaText();
 
 struct SchemaField {
   std::string name;
   std::string type;  // the table's type token ("[]core.v1.Container/name", "{}string", ...)
   bool required = false;
   std::string description;
+  // "+tag" or "+tag=value" words after the type (without the '+'): Go and
+  // validation facts the schema walker uses (apiserver/schema_rules.h).
+  std::vector<std::string> tags;
 };
 
 struct SchemaType {
@@ -26,9 +33,10 @@ struct SchemaType {
   std::string kind;
   std::string description;
   std::vector<SchemaField> fields;
+  std::vector<std::string> tags;  // as SchemaField::tags ("union")
 };
 
-// Aborts on a malformed table (a build defect).
+// Every table text's types. Aborts on a malformed table (a build defect).
 const std::map<std::string, SchemaType>& BuiltinSchemaTypes();
 
 // "core.v1.Pod" -> "io.k8s.api.core.v1.Pod"; "meta.v1.X" ->

@@ -45,7 +45,7 @@ namespace {
 
 struct Builtin {
   const char* group;
-  const char* version;
+  const char* version;  // served versions, preferred first, separated by ','
   const char* resource;
   const char* singular;
   const char* kind;
@@ -60,7 +60,11 @@ struct Builtin {
 std::shared_ptr<const ResourceInfo> Make(const Builtin& b) {
   auto info = std::make_shared<ResourceInfo>();
   info->group = b.group;
-  info->versions = {b.version};
+  for (std::string_view v = b.version; !v.empty();) {
+    const size_t comma = v.find(',');
+    info->versions.emplace_back(v.substr(0, comma));
+    v = comma == std::string_view::npos ? std::string_view() : v.substr(comma + 1);
+  }
   info->resource = b.resource;
   info->singular = b.singular;
   info->kind = b.kind;
@@ -209,10 +213,13 @@ std::vector<std::shared_ptr<const ResourceInfo>> BuiltinResources() {
       {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, false, false, {}, kMeta},
       {"scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", false,
        false, false, {"pc"}, kMeta},
-      {"scheduling.k8s.io", "v1alpha2", "workloads", "workload", "Workload", true, true, false,
-       {}, kMeta},
-      {"scheduling.k8s.io", "v1alpha2", "podgroups", "podgroup", "PodGroup", true, true, false,
-       {}, kMeta},
+      // The Workload API (apiserver/scheduling_api.h): 1.36's v1alpha2, 1.37's v1alpha3 and v1beta1.
+      {"scheduling.k8s.io", "v1beta1,v1alpha3,v1alpha2", "workloads", "workload", "Workload", true,
+       false, false, {}, kMeta},
+      {"scheduling.k8s.io", "v1beta1,v1alpha3,v1alpha2", "podgroups", "podgroup", "PodGroup", true,
+       true, false, {}, kMeta},
+      {"scheduling.k8s.io", "v1alpha3", "compositepodgroups", "compositepodgroup",
+       "CompositePodGroup", true, true, false, {}, kMeta},
       {"events.k8s.io", "v1", "events", "event", "Event", true, false, false, {"ev"},
        {"reason", "type", "reportingController", "regarding.kind", "regarding.namespace",
         "regarding.name", "regarding.uid"}},

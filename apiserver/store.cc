@@ -184,6 +184,23 @@ std::shared_ptr<ObjectVersion> BuildVersion(const ResourceInfo& info, const json
   return v;
 }
 
+ObjectPtr ForVersion(const ResourceInfo& info, ObjectPtr v, std::string_view version) {
+  if (v == nullptr || !IsSchedulingApiKind(info.group, info.kind)) return v;
+  std::string api_version = info.ApiVersion(version);
+  if (v->api_version == api_version) return v;
+  auto out = CopyMetadata(*v);
+  out->json = DumpJson(StoredObjectInVersion(ParseJson(v->json), api_version));
+  out->api_version = std::move(api_version);
+  return out;
+}
+
+void ReplaceContents(json& target, json source) {
+  for (auto it = target.begin(); it != target.end();) {
+    it = source.contains(it.key()) ? std::next(it) : target.erase(it);
+  }
+  for (auto& [key, value] : source.items()) target[key] = std::move(value);
+}
+
 std::shared_ptr<ObjectVersion> CopyMetadata(const ObjectVersion& v) {
   auto out = std::make_shared<ObjectVersion>();
   // Every field but `json` (store.h asks new fields to be added here).
@@ -321,17 +338,28 @@ bool SpecChanged(const ResourceInfo& info, const json& old_obj, const json& new_
 WatchStream::~WatchStream() = default;
 
 bool WatchStream::Take(std::vector<WatchEvent>* out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  notified_ = false;
-  if (!pending_.empty()) {
-    if (out->empty()) {
-      out->swap(pending_);
-    } else {
-      out->insert(out->end(), pending_.begin(), pending_.end());
-      pending_.clear();
+  const size_t first = out->size();
+  bool open;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    notified_ = false;
+    if (!pending_.empty()) {
+      if (out->empty()) {
+        out->swap(pending_);
+      } else {
+        out->insert(out->end(), pending_.begin(), pending_.end());
+        pending_.clear();
+      }
+    }
+    open = !closed_;
+  }
+  // Converted here, by the consumer, not under the Store's lock.
+  if (resource_ != nullptr) {
+    for (size_t i = first; i < out->size(); ++i) {
+      (*out)[i].object = internal::ForVersion(*resource_, std::move((*out)[i].object), version_);
     }
   }
-  return !closed_;
+  return open;
 }
 
 void WatchStream::SetNotify(std::function<void()> notify) {
@@ -539,12 +567,24 @@ void Store::Impl::AfterPut(ResourceData* rd, const ObjectVersion& v, const json&
       value = it->get<int64_t>();
     }
     priority_values[v.name] = value;
+    priority_preemption[v.name] = obj.value("preemptionPolicy", "");
     if (obj.value("globalDefault", false)) {
       default_priority_class = v.name;
     } else if (default_priority_class == v.name) {
       default_priority_class.clear();
     }
   }
+}
+
+PriorityClasses Store::Impl::PriorityClassSnapshot() const {
+  PriorityClasses out;
+  for (const auto& [name, value] : priority_values) {
+    auto policy = priority_preemption.find(name);
+    out.by_name[name] = PriorityClassInfo{
+        value, policy == priority_preemption.end() ? std::string() : policy->second};
+  }
+  out.global_default = default_priority_class;
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -628,8 +668,19 @@ Status Store::Restore(std::vector<RestoredObject> objects, uint64_t rv) {
       return MakeError(ErrorCode::kInvalid,
                        "restore: an object of " + o.group_resource + " is not a JSON object");
     }
+    std::string text = o.json;
+    if (const ResourceInfo& info = *rd->info; IsSchedulingApiKind(info.group, info.kind)) {
+      // Written by an older copse in the version it was sent in (v1alpha2):
+      // into the stored version.
+      const std::string hub = info.ApiVersion(SchedulingHubVersion(info.kind));
+      const std::string written = obj.value("apiVersion", "");
+      if (written != hub && written.starts_with(info.group + "/")) {
+        obj = SchedulingToHub(info.kind, written.substr(info.group.size() + 1), obj, nullptr);
+        text = DumpJson(obj);
+      }
+    }
     auto v = internal::BuildVersion(*rd->info, obj);
-    v->json = o.json;
+    v->json = std::move(text);
     const std::string rv_text = obj["metadata"].value("resourceVersion", "");
     v->rv = std::strtoull(rv_text.c_str(), nullptr, 10);
     if (v->rv == 0 || v->rv > rv) {
@@ -696,12 +747,14 @@ size_t Store::Count(const ResourceRef& ref) const {
 
 Result<ObjectPtr> Store::Get(const ResourceRef& ref, std::string_view ns,
                              std::string_view name) const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::unique_lock<std::mutex> lock(impl_->mu);
   auto rd = impl_->ResolveRef(ref);
   if (!rd.ok()) return std::move(rd).error();
-  ObjectPtr v = impl_->Lookup(*rd, Impl::Key(*(*rd)->info, ns, name));
-  if (v == nullptr) return NotFound(*(*rd)->info, name);
-  return v;
+  std::shared_ptr<const ResourceInfo> info = (*rd)->info;
+  ObjectPtr v = impl_->Lookup(*rd, Impl::Key(*info, ns, name));
+  if (v == nullptr) return NotFound(*info, name);
+  lock.unlock();
+  return internal::ForVersion(*info, std::move(v), ref.version);
 }
 
 namespace {
@@ -754,7 +807,7 @@ Result<ListResult> Store::List(const ResourceRef& ref, const ListOptions& option
   }
 
   ListResult result;
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::unique_lock<std::mutex> lock(impl_->mu);
   auto rd_or = impl_->ResolveRef(ref);
   if (!rd_or.ok()) return std::move(rd_or).error();
   ResourceData* rd = *rd_or;
@@ -790,6 +843,12 @@ Result<ListResult> Store::List(const ResourceRef& ref, const ListOptions& option
     }
     result.items.push_back(it->second);
   }
+  lock.unlock();
+  if (IsSchedulingApiKind(info->group, info->kind)) {
+    for (ObjectPtr& item : result.items) {
+      item = internal::ForVersion(*info, std::move(item), ref.version);
+    }
+  }
   return result;
 }
 
@@ -820,6 +879,7 @@ Result<std::shared_ptr<WatchStream>> Store::Watch(const ResourceRef& ref,
   if (!rd_or.ok()) return std::move(rd_or).error();
   ResourceData* rd = *rd_or;
   stream->resource_ = rd->info;
+  stream->version_ = ref.version;
   const uint64_t from = options.resource_version.value_or(0);
   if (from == 0) {
     std::string prefix = f.ns.empty() ? std::string() : f.ns + "/";
@@ -876,7 +936,10 @@ namespace {
 // Upstream defaults and PrepareForCreate that matter to copse and kubectl.
 void PrepareForCreate(const ResourceInfo& info, json& obj, const std::string& now) {
   json& meta = obj["metadata"];
-  if (info.has_status && info.resource != "nodes" && info.resource != "customresourcedefinitions") {
+  // (The Workload API's status is cleared by its admission, to what its
+  // encoding writes: apiserver/scheduling_api.h.)
+  if (info.has_status && info.resource != "nodes" && info.resource != "customresourcedefinitions" &&
+      !IsSchedulingApiKind(info.group, info.kind)) {
     obj.erase("status");
   }
   if (!info.group.empty() || info.crd) {
@@ -1075,14 +1138,37 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
       generated = true;
     }
     DefaultWorkload(info->group, info->kind, obj);
+    // The Workload API: decoded, admitted and validated in the request's
+    // version, stored in its hub version (apiserver/scheduling_api.h).
+    const bool scheduling_api = IsSchedulingApiKind(info->group, info->kind);
+    PriorityClasses classes;
+    if (scheduling_api) {
+      auto decoded = DecodeSchedulingApi(info->kind, ref.version, obj);
+      if (!decoded.ok()) return std::move(decoded).error();
+      {
+        std::lock_guard<std::mutex> lock(impl_->mu);
+        classes = impl_->PriorityClassSnapshot();
+      }
+      if (Status admitted = AdmitSchedulingApiCreate(info->kind, ref.version, *decoded, classes);
+          !admitted.ok()) {
+        return admitted.error();
+      }
+      internal::ReplaceContents(obj, std::move(decoded).value());
+    }
     Status valid = ValidateForCreate(obj, info->group, ref.version, info->kind, info->resource,
                                      info->namespaced, impl_->options.gang_rules);
     if (!valid.ok()) return valid.error();
+    if (scheduling_api) {
+      json hub = SchedulingToHub(info->kind, ref.version, obj, nullptr);
+      AdmitSchedulingApiHub(info->kind, hub, classes);
+      internal::ReplaceContents(obj, std::move(hub));
+    }
     if (info->group == "apiextensions.k8s.io" && info->resource == "customresourcedefinitions") {
       auto cr = ResourceFromCrd(obj);
       if (!cr.ok()) return std::move(cr).error();
     }
-    obj["apiVersion"] = info->ApiVersion(ref.version);
+    obj["apiVersion"] =
+        info->ApiVersion(scheduling_api ? SchedulingHubVersion(info->kind) : ref.version);
     obj["kind"] = info->kind;
     for (const char* key :
          {"resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"}) {
@@ -1172,7 +1258,7 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
       auto v = internal::BuildVersion(*info, obj);
       meta.erase("resourceVersion");
       v->json = DumpJson(obj);
-      return ObjectPtr(std::move(v));
+      return internal::ForVersion(*info, std::move(v), ref.version);
     }
     ObjectPtr v = impl_->Seal(*info, obj, impl_->rv + 1);
     if (v->json.size() > impl_->options.max_object_bytes) {
@@ -1188,7 +1274,7 @@ Result<ObjectPtr> Store::CreateFromJson(const ResourceRef& ref, std::string_view
       impl_->gc_queue.push_back(GcItem{GcItem::Kind::kOwnerRemoved, v->owner_uids.front()});
     }
     impl_->DrainGc();
-    return v;
+    return internal::ForVersion(*info, std::move(v), ref.version);
   } catch (const json::exception& e) {
     return BadRequest(std::string("invalid object: ") + e.what());
   }
@@ -1215,7 +1301,12 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
       if (cur == nullptr) return NotFound(*info, name);
     }
     try {
-      const json old_obj = ParseJson(cur->json);
+      // The Workload API is edited and validated in the request's version
+      // and stored in its hub version (apiserver/scheduling_api.h).
+      const bool scheduling_api = IsSchedulingApiKind(info->group, info->kind);
+      json stored = ParseJson(cur->json);
+      const json old_obj =
+          scheduling_api ? SchedulingFromHub(info->kind, ref.version, stored) : std::move(stored);
       json new_obj = old_obj;
       Status edited = edit(*cur, old_obj, new_obj);
       if (!edited.ok()) return edited.error();
@@ -1261,6 +1352,11 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
           new_obj.erase("status");
         }
       }
+      if (scheduling_api) {
+        auto decoded = DecodeSchedulingApi(info->kind, ref.version, std::move(new_obj));
+        if (!decoded.ok()) return std::move(decoded).error();
+        new_obj = std::move(decoded).value();
+      }
       if (!mode.status_only) DefaultWorkload(info->group, info->kind, new_obj);
       if (mode.bump_generation && SpecChanged(*info, old_obj, new_obj)) {
         json& nm2 = new_obj["metadata"];
@@ -1281,7 +1377,9 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
             info->namespaced, mode.status_only ? "status" : "", impl_->options.gang_rules);
         if (!valid.ok()) return valid.error();
       }
-      if (new_obj == old_obj) return cur;
+      if (scheduling_api) new_obj = SchedulingToHub(info->kind, ref.version, new_obj, &stored);
+      if (new_obj == (scheduling_api ? stored : old_obj))
+        return internal::ForVersion(*info, cur, ref.version);
       const json& fm = new_obj["metadata"];
       const bool remove =
           fm.contains("deletionTimestamp") && !fm["deletionTimestamp"].is_null() &&
@@ -1298,12 +1396,12 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
         auto v = internal::BuildVersion(*info, new_obj);
         v->json = DumpJson(new_obj);
         v->rv = cur->rv;
-        return ObjectPtr(std::move(v));
+        return internal::ForVersion(*info, std::move(v), ref.version);
       }
       if (remove) {
         ObjectPtr v = impl_->CommitRemove(rd, key, new_obj);
         impl_->DrainGc();
-        return v;
+        return internal::ForVersion(*info, std::move(v), ref.version);
       }
       ObjectPtr v = impl_->Seal(*info, new_obj, impl_->rv + 1);
       if (v->json.size() > impl_->options.max_object_bytes) {
@@ -1313,7 +1411,7 @@ Result<ObjectPtr> Store::UpdateLoop(const ResourceRef& ref, std::string_view ns,
       impl_->CommitPut(rd, key, v, cur);
       impl_->AfterPut(rd, *v, new_obj);
       impl_->DrainGc();
-      return v;
+      return internal::ForVersion(*info, std::move(v), ref.version);
     } catch (const json::exception& e) {
       return Invalid(*info, name, e.what());
     }

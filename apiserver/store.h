@@ -10,6 +10,9 @@
 //     or "name", the order of etcd keys, used for lists and pagination) and a
 //     bounded history of events (StoreOptions::watch_history) for resuming
 //     watches; older resourceVersions get 410 Gone.
+//   - Objects come out in the version asked for (ResourceRef::version):
+//     the Workload API's kinds are stored in one version and converted
+//     (apiserver/scheduling_api.h); other kinds are stored as written.
 //   - Writes follow kube-apiserver: create (generateName, uid,
 //     creationTimestamp, generation, namespace lifecycle, pod priority),
 //     optimistic concurrency on update, status/scale subresources, graceful
@@ -155,9 +158,9 @@ class WatchStream {
   WatchStream(const WatchStream&) = delete;
   WatchStream& operator=(const WatchStream&) = delete;
 
-  // Moves the pending events to `out` (appending, in resourceVersion order).
-  // Returns false once the stream is closed: the events moved out by that
-  // call are the last ones.
+  // Moves the pending events to `out` (appending, in resourceVersion order),
+  // their objects in the version the watch asked for. Returns false once the
+  // stream is closed: the events moved out by that call are the last ones.
   bool Take(std::vector<WatchEvent>* out);
   // Called (with the Store lock held; must only signal) when events arrive
   // while none were pending, and when the stream closes. Replaces any
@@ -179,6 +182,7 @@ class WatchStream {
   void CloseLocked();                  // Store lock held
 
   std::shared_ptr<const ResourceInfo> resource_;
+  std::string version_;  // the version the watcher asked for
   std::weak_ptr<Store> store_;
   std::unique_ptr<Filter> filter_;
   mutable std::mutex mu_;

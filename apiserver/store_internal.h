@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "apiserver/scheduling_api.h"
 #include "apiserver/store.h"
 
 namespace copse::apiserver {
@@ -80,10 +81,15 @@ struct Store::Impl {
   std::unordered_map<std::string, size_t> namespace_objects;  // namespaced objects per namespace
   std::unordered_map<std::string, int64_t> priority_values;   // PriorityClass name -> value
   std::string default_priority_class;                         // globalDefault: true
+  // PriorityClass name -> preemptionPolicy ("" when unset).
+  std::unordered_map<std::string, std::string> priority_preemption;
   uint32_t next_service_ip = 10;
   std::deque<internal::GcItem> gc_queue;
   // Set once before the Store is shared (SetCommitSink); read without the lock.
   std::shared_ptr<CommitSink> sink;
+
+  // The PriorityClasses as the Priority admission plugin sees them (lock held).
+  PriorityClasses PriorityClassSnapshot() const;
 
   // --- lookup ---
   internal::ResourceData* FindData(std::string_view group, std::string_view resource) const;
@@ -152,6 +158,12 @@ void CreateDefaultObjects(Store& store);
 std::shared_ptr<ObjectVersion> BuildVersion(const ResourceInfo& info, const json& obj);
 // A copy of `v` without its JSON text (for writes that splice new text).
 std::shared_ptr<ObjectVersion> CopyMetadata(const ObjectVersion& v);
+// `v` as served in `version`: a Workload API object converted from its
+// stored version when they differ; anything else as it is.
+ObjectPtr ForVersion(const ResourceInfo& info, ObjectPtr v, std::string_view version);
+// Makes the object `target` hold `source`'s members, assigning each in place
+// so that references to `target`'s members (its metadata) stay valid.
+void ReplaceContents(json& target, json source);
 
 Error NotFound(const ResourceInfo& info, std::string_view name);
 Error NotFoundResource();

@@ -131,6 +131,7 @@ ObjectPtr Store::Impl::CommitRemove(ResourceData* rd, const std::string& key, js
   }
   if (rd->info->group == "scheduling.k8s.io" && rd->info->resource == "priorityclasses") {
     priority_values.erase(v->name);
+    priority_preemption.erase(v->name);
     if (default_priority_class == v->name) default_priority_class.clear();
   }
   Dispatch(rd, HistoryEntry{WatchEventType::kDeleted, v, nullptr, v->rv});
@@ -398,8 +399,12 @@ Result<DeleteResult> Store::Delete(const ResourceRef& ref, std::string_view ns,
   auto rd = impl_->ResolveRef(ref);
   if (!rd.ok()) return std::move(rd).error();
   try {
-    auto result = impl_->DeleteLocked(*rd, Impl::Key(*(*rd)->info, ns, name), options);
+    const std::shared_ptr<const ResourceInfo> info = (*rd)->info;
+    auto result = impl_->DeleteLocked(*rd, Impl::Key(*info, ns, name), options);
     impl_->DrainGc();
+    if (result.ok()) {
+      result->object = internal::ForVersion(*info, std::move(result->object), ref.version);
+    }
     return result;
   } catch (const json::exception& e) {
     impl_->gc_queue.clear();

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "apiserver/jsonpath.h"
+#include "apiserver/scheduling_api.h"
 
 namespace copse::apiserver {
 namespace {
@@ -678,6 +679,11 @@ json BuiltinCell(const std::string& id, RowContext& row) {
                                 (binary.is_object() ? binary.size() : 0));
   }
   if (id.rfind("apps.", 0) == 0 || id.rfind("job.", 0) == 0) return WorkloadCell(id, row);
+  if (id == "podgroup.policy") {
+    return Get(obj, {"spec", "schedulingPolicy", "gang"}).is_null() ? "Basic" : "Gang";
+  }
+  if (id == "podgroup.workload") return PodGroupWorkloadName(obj);
+  if (id == "podgroup.status") return PodGroupStatusText(obj);
   if (id == "secret.type") return Str(Get(obj, {"type"}));
   if (id == "secret.data") {
     const json& data = Get(obj, {"data"});
@@ -925,6 +931,17 @@ std::vector<PrinterColumn> BuiltinColumns(std::string_view group, std::string_vi
             Column("PreemptionPolicy", "string", "priorityclass.preemption_policy",
                    "preemptionPolicy is the Policy for preempting pods with lower priority. One "
                    "of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.")};
+  }
+  if (group == "scheduling.k8s.io" &&
+      (resource == "podgroups" || resource == "compositepodgroups")) {
+    // printPodGroup; kube-apiserver prints CompositePodGroups alike.
+    return {
+        NameColumn(),
+        Column("Policy", "string", "podgroup.policy",
+               "schedulingPolicy defines the scheduling policy for this instance of the "
+               "PodGroup."),
+        Column("Workload", "string", "podgroup.workload", "Name of the referenced Workload object"),
+        Column("Status", "string", "podgroup.status", "Status of the PodGroup"), AgeColumn()};
   }
   if (group == "policy" && resource == "poddisruptionbudgets") {
     return {NameColumn(),

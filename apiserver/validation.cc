@@ -12,77 +12,21 @@
 #include <set>
 #include <utility>
 
+#include "apiserver/field_error.h"
 #include "apiserver/jsonpath.h"
 #include "apiserver/openapi_internal.h"
+#include "apiserver/scheduling_api.h"
 #include "apiserver/selector.h"
 #include "apiserver/simulated_lifetime.h"
 #include "apiserver/workloads.h"
 #include "core/gang.h"
 #include "core/quantity.h"
 #include "kube/pod_group.h"
-#include "kube/workload.h"
 
 namespace copse::apiserver {
 namespace {
 
 using json = nlohmann::json;
-
-// ---------------------------------------------------------------------------
-// Go formatting of bad values, as field.Error.ErrorBody prints them.
-
-// strconv.Quote (%q).
-std::string GoQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\v':
-        out += "\\v";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
-// A JSON value as Go would print the decoded field (strings quoted, numbers
-// and bools plain; objects and arrays as compact JSON, which is what copse
-// has instead of Go's %#v of the struct).
-std::string GoRepr(const json& v) {
-  if (v.is_string()) return GoQuote(v.get_ref<const std::string&>());
-  if (v.is_null()) return "null";
-  return v.dump();
-}
 
 // ---------------------------------------------------------------------------
 // field.ErrorList.
@@ -1188,6 +1132,7 @@ void ValidatePodSpec(const json& spec, FieldErrors& errs) {
 void ValidatePod(const json& obj, bool create, FieldErrors& errs) {
   const json& spec = Get(obj, {"spec"});
   ValidatePodSpec(spec, errs);
+  for (std::string& m : ValidatePodSchedulingGroup(spec)) errs.Add(std::move(m));
   if (create && !Arr(Get(spec, {"schedulingGates"})).empty() &&
       !Str(Get(spec, {"nodeName"})).empty()) {
     errs.Forbidden("spec.nodeName", "cannot be set until all schedulingGates have been cleared");
@@ -1886,11 +1831,11 @@ NameValidator NameValidatorFor(const Target& target) {
   return NameIsDnsSubdomain;
 }
 
-// The gang kinds' own rules (what the scheduler would otherwise refuse to
-// schedule, leaving the group waiting forever): a Workload by
-// Workload::Validate, a PodGroup by its gang model. The codecs report
-// errors joined by "; ", each naming its field.
-void ValidateGangKind(const json& obj, const Target& target, FieldErrors& errs) {
+// copse's own PodGroup (scheduling.copse.dev): its gang model's rules (what
+// the scheduler would otherwise refuse to schedule, leaving the group
+// waiting forever). The codec reports errors joined by "; ", each naming its
+// field.
+void ValidateCopsePodGroup(const json& obj, FieldErrors& errs) {
   auto add_all = [&errs](std::string_view joined) {
     while (!joined.empty()) {
       const size_t end = joined.find("; ");
@@ -1899,29 +1844,15 @@ void ValidateGangKind(const json& obj, const Target& target, FieldErrors& errs) 
       joined.remove_prefix(end + 2);
     }
   };
-  const std::string text = obj.dump();
-  if (target.Is("scheduling.k8s.io", "Workload")) {
-    Result<kube::Workload> workload = kube::Workload::Decode(text);
-    if (!workload.ok()) return add_all(workload.error().message);
-    if (Status valid = workload->Validate(); !valid.ok()) add_all(valid.error().message);
-  } else if (target.Is("scheduling.k8s.io", "PodGroup")) {
-    Result<kube::PodGroup> group = kube::PodGroup::Decode(text);
-    if (!group.ok()) return add_all(group.error().message);
-    if (Result<GangSpec> spec = group->ToGangSpec(); !spec.ok()) add_all(spec.error().message);
-  } else if (target.Is("scheduling.copse.dev", "PodGroup")) {
-    Result<kube::CopsePodGroup> group = kube::CopsePodGroup::Decode(text);
-    if (!group.ok()) return add_all(group.error().message);
-    if (Result<GangSpec> spec = group->ToGangSpec(); !spec.ok()) add_all(spec.error().message);
-  }
+  Result<kube::CopsePodGroup> group = kube::CopsePodGroup::Decode(obj.dump());
+  if (!group.ok()) return add_all(group.error().message);
+  if (Result<GangSpec> spec = group->ToGangSpec(); !spec.ok()) add_all(spec.error().message);
 }
 
-bool IsGangKind(const Target& target) {
-  return target.Is("scheduling.k8s.io", "Workload") || target.Is("scheduling.k8s.io", "PodGroup") ||
-         target.Is("scheduling.copse.dev", "PodGroup");
-}
-
-void ValidateObject(const json& obj, const Target& target, bool create, bool gang_rules,
+// `old_obj`: the object an update replaces; null on create.
+void ValidateObject(const json& obj, const Target& target, const json* old_obj, bool gang_rules,
                     FieldErrors& errs) {
+  const bool create = old_obj == nullptr;
   if (target.Is("apiextensions.k8s.io", "CustomResourceDefinition")) {
     ValidateObjectMeta(
         obj, target,
@@ -1931,8 +1862,14 @@ void ValidateObject(const json& obj, const Target& target, bool create, bool gan
     return;
   }
   ValidateObjectMeta(obj, target, NameValidatorFor(target), errs);
-  if (IsGangKind(target)) {
-    if (gang_rules) ValidateGangKind(obj, target, errs);
+  if (IsSchedulingApiKind(target.group, target.kind)) {
+    for (std::string& m : ValidateSchedulingApi(target.kind, target.version, obj, old_obj)) {
+      errs.Add(std::move(m));
+    }
+    return;
+  }
+  if (target.Is("scheduling.copse.dev", "PodGroup")) {
+    if (gang_rules) ValidateCopsePodGroup(obj, errs);
     return;
   }
   if (!target.builtin) return;
@@ -1993,7 +1930,7 @@ Status ValidateForCreate(const nlohmann::json& obj, std::string_view group,
   if (std::optional<Error> e = Precheck(obj, target, data_kind)) return *e;
   FieldErrors errs;
   CheckCustomKind(target, data_kind, errs);
-  ValidateObject(obj, target, true, gang_rules, errs);
+  ValidateObject(obj, target, nullptr, gang_rules, errs);
   if (errs.empty()) return Status::Ok();
   return InvalidFromErrors(target.QualifiedKind(data_kind), Str(Get(obj, {"metadata", "name"})),
                            errs);
@@ -2023,9 +1960,13 @@ Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& ne
       }
     } else if (target.Is("", "Node")) {
       ValidateNodeResources(new_obj, errs);
+    } else if (IsSchedulingApiKind(target.group, target.kind)) {
+      for (std::string& m : ValidateSchedulingApi(target.kind, target.version, new_obj, &old_obj)) {
+        errs.Add(std::move(m));
+      }
     }
   } else {
-    ValidateObject(new_obj, target, false, gang_rules, errs);
+    ValidateObject(new_obj, target, &old_obj, gang_rules, errs);
     if (target.builtin) {
       if (target.Is("", "Pod")) {
         ValidatePodUpdate(new_obj, old_obj, errs);
@@ -2043,13 +1984,6 @@ Status ValidateForUpdate(const nlohmann::json& old_obj, const nlohmann::json& ne
           errs.Invalid("preemptionPolicy", np.is_null() ? "null" : GoRepr(np), kFieldImmutable);
       } else if (target.Is("apiextensions.k8s.io", "CustomResourceDefinition")) {
         ValidateCrdUpdate(new_obj, old_obj, errs);
-      } else if (gang_rules && target.Is("scheduling.k8s.io", "Workload")) {
-        // Upstream: a Workload's pod group templates are fixed once created.
-        ValidateImmutable(Get(new_obj, {"spec", "podGroupTemplates"}),
-                          Get(old_obj, {"spec", "podGroupTemplates"}), "spec.podGroupTemplates",
-                          errs);
-      } else if (gang_rules && target.Is("scheduling.k8s.io", "PodGroup")) {
-        ValidateImmutable(Get(new_obj, {"spec"}), Get(old_obj, {"spec"}), "spec", errs);
       } else if (IsWorkloadKind(target.group, target.kind)) {
         for (std::string& m : ValidateWorkloadUpdate(target.group, target.kind, new_obj, old_obj)) {
           errs.Add(std::move(m));

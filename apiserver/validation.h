@@ -72,6 +72,8 @@
 //     <plural>.<group>.
 //   - the workload kinds (apps/v1 Deployment, ReplicaSet, StatefulSet,
 //     DaemonSet; batch/v1 Job): see apiserver/workloads.h;
+//   - the Workload API and a pod's spec.schedulingGroup: see
+//     apiserver/scheduling_api.h;
 //   - Pod annotations of the node simulator (copse.dev/simulate-run-for,
 //     copse.dev/simulate-exit-code): see apiserver/simulated_lifetime.h.
 // Other kinds get the metadata checks only (custom resources included:
@@ -95,11 +97,14 @@ namespace copse::apiserver {
 // metadata.namespace must already be filled from the URL for namespaced
 // resources (the server does this before calling).
 //
-// `gang_rules`: a Workload is checked by Workload::Validate and a PodGroup
-// (scheduling.k8s.io/v1alpha2 and scheduling.copse.dev) by its gang model,
-// naming the field, so a group copse could never schedule is refused at the
-// door; on update a Workload's podGroupTemplates and a v1alpha2 PodGroup's
-// spec are immutable. False checks only the schema, as a kube-apiserver
+// The Workload API (scheduling.k8s.io Workload, PodGroup, CompositePodGroup,
+// every version) is checked by its own rules, as kube-apiserver does: see
+// apiserver/scheduling_api.h (ValidateSchedulingApi); `obj` must be decoded
+// in `version` (DecodeSchedulingApi).
+//
+// `gang_rules`: a copse PodGroup (scheduling.copse.dev) is checked by its
+// gang model, naming the field, so a group copse could never schedule is
+// refused at the door. False checks only the schema, as a kube-apiserver
 // serving copse's CRDs does.
 Status ValidateForCreate(const nlohmann::json& obj, std::string_view group,
                          std::string_view version, std::string_view kind, std::string_view resource,

@@ -53,8 +53,7 @@ std::string ScalePodJson(const std::string& name, const std::string& group,
 std::string ScaleGroupJson(const std::string& name, int size) {
   return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":")" +
          name + R"(","namespace":"bench"},"spec":{"schedulingPolicy":{"gang":{"minCount":)" +
-         std::to_string(size) +
-         R"(}},"schedulingConstraints":{"topologyConstraints":[{"topologyKey":")" +
+         std::to_string(size) + R"(}},"schedulingConstraints":{"topology":[{"key":")" +
          kScaleRackLabel + R"("}]}}})";
 }
 

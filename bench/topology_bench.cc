@@ -7,7 +7,7 @@
 //             spread over 50 racks (label copse.dev/rack), 50 warm-up gangs,
 //             then 750 gangs x 4 pods (100m, 500Mi) measured. Gangs are
 //             scheduling.k8s.io/v1alpha2 PodGroups with gang.minCount 4 and
-//             schedulingConstraints.topologyConstraints[0].topologyKey
+//             schedulingConstraints.topology[0].key
 //             copse.dev/rack, created before their pods.
 //             Targets: >= 15,000 pods/s, every gang in a single rack.
 //
@@ -91,7 +91,7 @@ constexpr const char* kRackLabel = "copse.dev/rack";
 std::string GroupJson(const std::string& name) {
   return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":")" +
          name +
-         R"(","namespace":"bench"},"spec":{"schedulingPolicy":{"gang":{"minCount":4}},"schedulingConstraints":{"topologyConstraints":[{"topologyKey":")" +
+         R"(","namespace":"bench"},"spec":{"schedulingPolicy":{"gang":{"minCount":4}},"schedulingConstraints":{"topology":[{"key":")" +
          kRackLabel + R"("}]}}})";
 }
 

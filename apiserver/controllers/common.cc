@@ -53,8 +53,77 @@ std::string SafeEncode(std::string_view s) {
 
 // ---------------------------------------------------------------- Caches
 
+namespace {
+
+// The active pods of a PodGroup, by "namespace/podgroup".
+kube::IndexFunction PodGroupIndex() {
+  return [](const kube::KubeObject& object) -> std::vector<std::string> {
+    const auto* pod = dynamic_cast<const kube::Pod*>(&object);
+    if (pod == nullptr || !pod->spec.pod_group_name.has_value() || kc::IsPodTerminal(*pod)) {
+      return {};
+    }
+    return {kc::Key(pod->meta.namespace_, *pod->spec.pod_group_name)};
+  };
+}
+
+kube::InformerOptions PodInformerOptions(const std::string& ns) {
+  kube::InformerOptions options = Typed<kube::Pod>(Options(kube::resources::kPods, ns, true));
+  options.indexers.emplace(std::string(kIndexPodGroup), PodGroupIndex());
+  return options;
+}
+
+json RawObject(const kube::KubeObject& object) {
+  json out = json::parse(object.raw, nullptr, false);
+  return out.is_object() ? out : json::object();
+}
+
+}  // namespace
+
+std::string PodGroupWorkloadRef(const json& pod_group) {
+  const json* spec = pod_group.contains("spec") ? &pod_group["spec"] : nullptr;
+  if (spec == nullptr || !spec->is_object()) return {};
+  if (const json* ref = spec->contains("workloadRef") ? &(*spec)["workloadRef"] : nullptr;
+      ref != nullptr && ref->is_object()) {
+    return ref->value("workloadName", "");
+  }
+  const json* old_ref =
+      spec->contains("podGroupTemplateRef") ? &(*spec)["podGroupTemplateRef"] : nullptr;
+  if (old_ref != nullptr && old_ref->is_object() && (*old_ref)["workload"].is_object()) {
+    return (*old_ref)["workload"].value("workloadName", "");
+  }
+  return {};
+}
+
+namespace {
+
+// A Workload's "namespace/job" when its spec.controllerRef names a Job.
+kube::IndexFunction ControllerJobIndex() {
+  return [](const kube::KubeObject& object) -> std::vector<std::string> {
+    const json obj = RawObject(object);
+    const json ref =
+        obj.contains("spec") && obj["spec"].is_object() && obj["spec"].contains("controllerRef")
+            ? obj["spec"]["controllerRef"]
+            : json();
+    if (!ref.is_object() || ref.value("apiGroup", "") != "batch" ||
+        ref.value("kind", "") != "Job" || ref.value("name", "").empty()) {
+      return {};
+    }
+    return {kc::Key(object.meta.namespace_, ref.value("name", ""))};
+  };
+}
+
+kube::IndexFunction WorkloadIndex() {
+  return [](const kube::KubeObject& object) -> std::vector<std::string> {
+    const std::string workload = PodGroupWorkloadRef(RawObject(object));
+    if (workload.empty()) return {};
+    return {kc::Key(object.meta.namespace_, workload)};
+  };
+}
+
+}  // namespace
+
 Caches::Caches(std::shared_ptr<kube::Client> client, const std::string& ns)
-    : pods(client, Typed<kube::Pod>(Options(kube::resources::kPods, ns, true))),
+    : pods(client, PodInformerOptions(ns)),
       replicasets(client,
                   Typed<kube::ReplicaSet>(Options(kube::resources::kReplicaSets, ns, true))),
       deployments(client,
@@ -63,7 +132,25 @@ Caches::Caches(std::shared_ptr<kube::Client> client, const std::string& ns)
       statefulsets(client,
                    Typed<kube::StatefulSet>(Options(kube::resources::kStatefulSets, ns, false))),
       daemonsets(client, Typed<kube::DaemonSet>(Options(kube::resources::kDaemonSets, ns, false))),
-      nodes(client, Typed<kube::Node>(Options(kube::resources::kNodes, "", false))) {}
+      nodes(client, Typed<kube::Node>(Options(kube::resources::kNodes, "", false))),
+      client_(std::move(client)),
+      namespace_(ns) {}
+
+Caches::~Caches() { Stop(); }
+
+void Caches::WatchSchedulingApi(const kube::ResourceRef& workloads_resource,
+                                const kube::ResourceRef& podgroups_resource) {
+  workloads_ref = workloads_resource;
+  podgroups_ref = podgroups_resource;
+  kube::Indexers by_job;
+  by_job.emplace(std::string(kIndexControllerJob), ControllerJobIndex());
+  workloads = std::make_unique<kube::Informer>(
+      client_, kc::MakeInformerOptions(workloads_resource, namespace_, std::move(by_job)));
+  kube::Indexers by_workload;
+  by_workload.emplace(std::string(kIndexWorkload), WorkloadIndex());
+  podgroups = std::make_unique<kube::Informer>(
+      client_, kc::MakeInformerOptions(podgroups_resource, namespace_, std::move(by_workload)));
+}
 
 void Caches::Start() {
   pods.Start();
@@ -73,6 +160,8 @@ void Caches::Start() {
   statefulsets.Start();
   daemonsets.Start();
   nodes.Start();
+  if (workloads) workloads->Start();
+  if (podgroups) podgroups->Start();
 }
 
 void Caches::Stop() {
@@ -83,9 +172,12 @@ void Caches::Stop() {
   statefulsets.Stop();
   daemonsets.Stop();
   nodes.Stop();
+  if (workloads) workloads->Stop();
+  if (podgroups) podgroups->Stop();
 }
 
 std::string Caches::WaitForSync(std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   const kube::Informer* failed = kc::WaitForSync(
       {&pods.informer(), &replicasets.informer(), &deployments.informer(), &jobs.informer(),
        &statefulsets.informer(), &daemonsets.informer(), &nodes.informer()},
@@ -97,13 +189,24 @@ std::string Caches::WaitForSync(std::chrono::milliseconds timeout) const {
   if (failed == &statefulsets.informer()) return "statefulsets.apps";
   if (failed == &daemonsets.informer()) return "daemonsets.apps";
   if (failed == &nodes.informer()) return "nodes";
+  // The Workload API's informers, within the same deadline.
+  const std::pair<const kube::Informer*, const char*> scheduling[] = {
+      {workloads.get(), "workloads.scheduling.k8s.io"},
+      {podgroups.get(), "podgroups.scheduling.k8s.io"}};
+  for (const auto& [informer, name] : scheduling) {
+    if (informer == nullptr) continue;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!informer->WaitForSync(std::max(left, std::chrono::milliseconds(0)))) return name;
+  }
   return {};
 }
 
 bool Caches::HasSynced() const {
   return pods.HasSynced() && replicasets.HasSynced() && deployments.HasSynced() &&
          jobs.HasSynced() && statefulsets.HasSynced() && daemonsets.HasSynced() &&
-         nodes.HasSynced();
+         nodes.HasSynced() && (!workloads || workloads->HasSynced()) &&
+         (!podgroups || podgroups->HasSynced());
 }
 
 std::vector<PodPtr> Caches::PodsOwnedBy(std::string_view owner_uid) const {
@@ -145,9 +248,19 @@ Result<std::string> BuildPod(const kube::PodTemplateSpec& tmpl, const kube::Kube
                                           {"uid", owner.meta.uid},
                                           {"controller", true},
                                           {"blockOwnerDeletion", true}}});
+  for (const kube::OwnerReference& ref : options.extra_owners) {
+    json r = {
+        {"apiVersion", ref.api_version}, {"kind", ref.kind}, {"name", ref.name}, {"uid", ref.uid}};
+    if (ref.controller) r["controller"] = true;
+    if (ref.block_owner_deletion) r["blockOwnerDeletion"] = true;
+    meta["ownerReferences"].push_back(std::move(r));
+  }
   pod["metadata"] = std::move(meta);
   json spec = t.contains("spec") && t["spec"].is_object() ? t["spec"] : json::object();
   if (!options.hostname.empty()) spec["hostname"] = options.hostname;
+  if (!options.pod_group_name.empty()) {
+    spec["schedulingGroup"] = {{"podGroupName", options.pod_group_name}};
+  }
   if (!options.subdomain.empty()) spec["subdomain"] = options.subdomain;
   if (!options.field_ref_env.empty()) {
     for (const char* list : {"initContainers", "containers"}) {
@@ -224,6 +337,10 @@ std::string TemplateHash(const std::string& template_json, std::optional<int32_t
                          std::string_view ignore_label) {
   std::string text = CanonicalTemplate(template_json, ignore_label).dump();
   if (collision_count.has_value()) text += "/" + std::to_string(*collision_count);
+  return SafeEncodedFnv32a(text);
+}
+
+std::string SafeEncodedFnv32a(std::string_view text) {
   uint32_t hash = 2166136261u;
   for (unsigned char c : text) {
     hash ^= c;

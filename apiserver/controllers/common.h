@@ -12,6 +12,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,11 +33,20 @@ namespace copse::apiserver::controllers {
 
 // Index of pods and ReplicaSets by the UID of their controller owner.
 inline constexpr std::string_view kIndexOwner = "owner";
+// Index of pods that are not Succeeded or Failed by the PodGroup they join
+// (spec.schedulingGroup.podGroupName), as "namespace/podgroup".
+inline constexpr std::string_view kIndexPodGroup = "podgroup";
+// Index of Workloads by the Job their spec.controllerRef names
+// ("namespace/job"), and of PodGroups by the Workload they were made from
+// ("namespace/workload").
+inline constexpr std::string_view kIndexControllerJob = "controller-job";
+inline constexpr std::string_view kIndexWorkload = "workload";
 
 class Caches {
  public:
   // `namespace_` "" watches every namespace.
   Caches(std::shared_ptr<kube::Client> client, const std::string& namespace_);
+  ~Caches();
 
   kube::TypedInformer<kube::Pod> pods;
   kube::TypedInformer<kube::ReplicaSet> replicasets;
@@ -45,7 +55,17 @@ class Caches {
   kube::TypedInformer<kube::StatefulSet> statefulsets;
   kube::TypedInformer<kube::DaemonSet> daemonsets;
   kube::TypedInformer<kube::Node> nodes;
+  // scheduling.k8s.io Workloads and PodGroups (kube::Unstructured, in the
+  // version they are watched in), when WatchSchedulingApi was called.
+  std::unique_ptr<kube::Informer> workloads;
+  std::unique_ptr<kube::Informer> podgroups;
+  std::optional<kube::ResourceRef> workloads_ref;
+  std::optional<kube::ResourceRef> podgroups_ref;
 
+  // Watches Workloads and PodGroups in these versions (the newest the server
+  // serves). Call before Start.
+  void WatchSchedulingApi(const kube::ResourceRef& workloads_resource,
+                          const kube::ResourceRef& podgroups_resource);
   void Start();
   void Stop();
   // The plural resource name of the first informer that did not sync within
@@ -56,7 +76,15 @@ class Caches {
   // Pods (terminating and finished ones included) whose controller owner
   // has `owner_uid`.
   std::vector<std::shared_ptr<const kube::Pod>> PodsOwnedBy(std::string_view owner_uid) const;
+
+ private:
+  std::shared_ptr<kube::Client> client_;
+  std::string namespace_;
 };
+
+// The fields of a Workload API object (JSON in any served version) the
+// controllers read: the Workload a PodGroup was made from ("" when none).
+std::string PodGroupWorkloadRef(const nlohmann::json& pod_group);
 
 struct Context {
   std::shared_ptr<kube::Client> client;
@@ -88,6 +116,10 @@ struct PodOptions {
   std::string pin_to_node;
   // Tolerations added unless one with the same key and effect exists.
   std::vector<kube::Toleration> extra_tolerations;
+  // spec.schedulingGroup.podGroupName when set (the Job controller's gangs).
+  std::string pod_group_name;
+  // ownerReferences after the controller's (a PodGroup's, not a controller).
+  std::vector<kube::OwnerReference> extra_owners;
 };
 
 // The pod (JSON) made from `tmpl` for `owner`, as kube's GetPodFromTemplate:
@@ -104,6 +136,11 @@ Result<std::string> BuildPod(const kube::PodTemplateSpec& tmpl, const kube::Kube
 std::string TemplateHash(const std::string& template_json,
                          std::optional<int32_t> collision_count = std::nullopt,
                          std::string_view ignore_label = {});
+
+// kube's short hashes: the decimal FNV-32a of `text`, written with
+// rand.SafeEncodeString's alphabet (what TemplateHash and the Job
+// controller's Workload names use).
+std::string SafeEncodedFnv32a(std::string_view text);
 
 // Whether two templates are equal once `label` is removed from both (the
 // Deployment's EqualIgnoreHash).

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "apiserver/controllers/job_workload.h"
 #include "kube/controller/objects.h"
 #include "kube/controller/sync.h"
 
@@ -322,10 +323,28 @@ ReconcileResult JobReconciler::Reconcile(const std::string& key) {
             to_create.clear();
           }
         }
+        // The gang its pods join, made before its first pod (WorkloadWithJob).
+        std::optional<JobPodGroup> gang;
+        if (!to_create.empty() && options_.gang_scheduling) {
+          const bool new_job = pods.empty() && job->status.start_time.empty() &&
+                               job->status.succeeded == 0 && job->status.failed == 0 &&
+                               kube::FindCondition(job->status.conditions, "Suspended") == nullptr;
+          auto ensured = EnsureJobGang(ctx_, *job, new_job);
+          if (!ensured.ok()) {
+            note(ensured.error());
+            to_create.clear();
+          } else {
+            gang = std::move(ensured).value();
+          }
+        }
         if (!to_create.empty()) {
           std::vector<std::string> bodies;
           for (int32_t i : to_create) {
             PodOptions options;
+            if (gang.has_value()) {
+              options.pod_group_name = gang->name;
+              options.extra_owners.push_back(gang->owner);
+            }
             if (i < 0) {
               options.generate_name = job->meta.name + "-";
             } else {

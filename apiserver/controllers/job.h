@@ -22,6 +22,10 @@
 //      sets Suspended=False (JobResumed).
 //   6. ttlSecondsAfterFinished deletes a finished Job (and, by garbage
 //      collection, its pods) that long after it finished.
+//   7. With JobOptions::gang_scheduling (kube's WorkloadWithJob), an Indexed
+//      Job with parallelism > 1 and completions == parallelism becomes a
+//      gang: a scheduling.k8s.io Workload and PodGroup that its pods join
+//      (apiserver/controllers/job_workload.h).
 //
 // Thread-safety: Reconcile may run on several workers for different keys.
 
@@ -40,6 +44,9 @@ struct JobOptions {
   // kube's DefaultJobPodFailureBackOff and MaxJobPodFailureBackOff.
   std::chrono::milliseconds pod_failure_backoff{10'000};
   std::chrono::milliseconds max_pod_failure_backoff{600'000};
+  // Kubernetes 1.36's WorkloadWithJob (see 7 above); needs the Workload API
+  // served (Caches::WatchSchedulingApi).
+  bool gang_scheduling = true;
 };
 
 class JobReconciler {

@@ -3,11 +3,13 @@
 #include "apiserver/controllers/common.h"
 #include "apiserver/controllers/daemonset.h"
 #include "apiserver/controllers/deployment.h"
+#include "apiserver/controllers/podgroup_protection.h"
 #include "apiserver/controllers/replicaset.h"
 #include "apiserver/controllers/statefulset.h"
 #include "core/log.h"
 #include "kube/controller/controller.h"
 #include "kube/controller/objects.h"
+#include "kube/discovery.h"
 
 namespace copse::apiserver::controllers {
 
@@ -48,16 +50,28 @@ struct WorkloadControllers::Impl {
   std::unique_ptr<JobReconciler> job_reconciler;
   std::unique_ptr<StatefulSetReconciler> sts_reconciler;
   std::unique_ptr<DaemonSetReconciler> ds_reconciler;
+  std::unique_ptr<PodGroupProtectionReconciler> pg_protection_reconciler;
   std::unique_ptr<kc::Controller> rs_controller;
   std::unique_ptr<kc::Controller> deploy_controller;
   std::unique_ptr<kc::Controller> job_controller;
   std::unique_ptr<kc::Controller> sts_controller;
   std::unique_ptr<kc::Controller> ds_controller;
+  std::unique_ptr<kc::Controller> pg_protection_controller;  // when PodGroups are served
   bool stopped = false;
 
   std::vector<kc::Controller*> controllers() const {
-    return {rs_controller.get(), deploy_controller.get(), job_controller.get(),
-            sts_controller.get(), ds_controller.get()};
+    std::vector<kc::Controller*> out = {rs_controller.get(), deploy_controller.get(),
+                                        job_controller.get(), sts_controller.get(),
+                                        ds_controller.get()};
+    if (pg_protection_controller) out.push_back(pg_protection_controller.get());
+    return out;
+  }
+
+  // A pod stopped using its PodGroup (it finished, or is gone): the group's
+  // protection may be lifted.
+  void OnPodGroupUser(const kube::Pod& pod) {
+    if (!pg_protection_controller || !pod.spec.pod_group_name.has_value()) return;
+    pg_protection_controller->Enqueue(kc::Key(pod.meta.namespace_, *pod.spec.pod_group_name));
   }
 
   // The Deployment that controls a ReplicaSet, as a key ("" when none).
@@ -122,6 +136,7 @@ struct WorkloadControllers::Impl {
     caches->pods.AddEventHandler(
         [this](const Pod& o) { OnPod(*o, Seen::kCreation); },
         [this](const Pod& old, const Pod& n) {
+          if (kc::IsPodTerminal(*n) && !kc::IsPodTerminal(*old)) OnPodGroupUser(*n);
           const bool deleting = !old->meta.deletion_timestamp && n->meta.deletion_timestamp;
           if (!deleting && !PodChanged(*old, *n)) return;
           if (old->meta.owner_references != n->meta.owner_references) OnPod(*old, Seen::kNothing);
@@ -129,7 +144,22 @@ struct WorkloadControllers::Impl {
         },
         [this](const Pod& o) {
           OnPod(*o, o->meta.deletion_timestamp ? Seen::kNothing : Seen::kDeletion);
+          OnPodGroupUser(*o);
         });
+
+    if (pg_protection_controller) {
+      auto on_group = [this](const kube::ObjectPtr& o) {
+        if (PodGroupProtectionReconciler::IsDeletionCandidate(*o)) {
+          pg_protection_controller->Enqueue(o->meta.Key());
+        }
+      };
+      kube::EventHandler groups;
+      groups.on_add = on_group;
+      groups.on_update = [on_group](const kube::ObjectPtr&, const kube::ObjectPtr& n) {
+        on_group(n);
+      };
+      caches->podgroups->AddEventHandler(std::move(groups));
+    }
 
     using Rs = std::shared_ptr<const kube::ReplicaSet>;
     auto rs_owner = [this](const kube::ReplicaSet& rs) {
@@ -193,6 +223,24 @@ Result<std::unique_ptr<WorkloadControllers>> WorkloadControllers::Start(
   d->ctx.component = "copse-controller-manager";
   d->ctx.record_events = options.record_events;
 
+  // The Workload API in the newest version served (v1beta1, v1alpha3,
+  // v1alpha2): the Job controller's gangs and the PodGroup protection.
+  if (auto discovery =
+          kube::Discovery::ReadBlocking(client, {"scheduling.k8s.io"}, options.sync_timeout);
+      discovery.ok()) {
+    for (const char* version : {"v1beta1", "v1alpha3", "v1alpha2"}) {
+      const kube::ResourceRef workloads{"scheduling.k8s.io", version, "workloads", true};
+      const kube::ResourceRef podgroups{"scheduling.k8s.io", version, "podgroups", true};
+      if (discovery->Serves(workloads) && discovery->Serves(podgroups)) {
+        d->caches->WatchSchedulingApi(workloads, podgroups);
+        break;
+      }
+    }
+  } else {
+    Log(1, "controllers",
+        "discovery of scheduling.k8s.io failed (" + discovery.error().message +
+            "): no Workload API controllers");
+  }
   d->rs_reconciler = std::make_unique<ReplicaSetReconciler>(d->ctx);
   d->deploy_reconciler = std::make_unique<DeploymentReconciler>(d->ctx);
   d->job_reconciler = std::make_unique<JobReconciler>(d->ctx, options.job);
@@ -215,6 +263,13 @@ Result<std::unique_ptr<WorkloadControllers>> WorkloadControllers::Start(
   d->ds_controller = std::make_unique<kc::Controller>(
       "daemonset", workers, [d](const std::string& k) { return d->ds_reconciler->Reconcile(k); },
       clock, thread);
+  if (d->caches->podgroups) {
+    d->pg_protection_reconciler = std::make_unique<PodGroupProtectionReconciler>(d->ctx);
+    d->pg_protection_controller = std::make_unique<kc::Controller>(
+        "podgroup-protection", workers,
+        [d](const std::string& k) { return d->pg_protection_reconciler->Reconcile(k); }, clock,
+        thread);
+  }
 
   d->RegisterHandlers();
   d->caches->Start();
@@ -227,7 +282,11 @@ Result<std::unique_ptr<WorkloadControllers>> WorkloadControllers::Start(
                          std::to_string(options.sync_timeout.count()) + "ms");
   }
   for (kc::Controller* c : d->controllers()) c->Start();
-  Log(1, "controllers", "started: deployment, replicaset, job, statefulset, daemonset");
+  Log(1, "controllers",
+      std::string("started: deployment, replicaset, job, statefulset, daemonset") +
+          (d->pg_protection_controller
+               ? ", podgroup-protection (" + d->caches->podgroups_ref->version + ")"
+               : ""));
   return out;
 }
 

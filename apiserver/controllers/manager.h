@@ -3,8 +3,12 @@
 // role of kube-controller-manager: Deployment, ReplicaSet, Job, StatefulSet
 // and DaemonSet controllers on shared informers (pods, ReplicaSets,
 // Deployments, Jobs, StatefulSets, DaemonSets, nodes), wired by informer
-// events. Like the Grove operator it talks to the API server only through
-// the kube::Client it is given, on kube/controller's runtime.
+// events; and, when the server serves the Workload API (read by discovery at
+// Start; the newest of v1beta1, v1alpha3 and v1alpha2), informers on its
+// Workloads and PodGroups, the Job controller's gangs
+// (apiserver/controllers/job_workload.h) and the PodGroup protection
+// controller (apiserver/controllers/podgroup_protection.h). Like the Grove operator it talks to the
+// API server only through the kube::Client it is given, on kube/controller's runtime.
 //
 //   kube::IoThread io(1);
 //   auto client = kube::Client::Create(config, io.executor()).value();

@@ -41,7 +41,7 @@ std::string PodJson(const std::string& name, const std::string& group) {
 std::string GroupJson(const std::string& name) {
   return R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":")" +
          name +
-         R"(","namespace":"bench"},"spec":{"schedulingPolicy":{"gang":{"minCount":4}},"schedulingConstraints":{"topologyConstraints":[{"topologyKey":"copse.dev/rack"}]}}})";
+         R"(","namespace":"bench"},"spec":{"schedulingPolicy":{"gang":{"minCount":4}},"schedulingConstraints":{"topology":[{"key":"copse.dev/rack"}]}}})";
 }
 
 std::string EventJson(const std::string& pod) {

@@ -65,7 +65,8 @@ Status WriteFileMode0600(const std::string& path, const std::string& content) {
 }
 
 // Serves copse's and Grove's custom resources. The Kubernetes ones
-// (scheduling.k8s.io/v1alpha2) are built into the embedded server.
+// (scheduling.k8s.io v1alpha2, v1alpha3, v1beta1) are built into the
+// embedded server.
 Status InstallCrds(api::Store& store) {
   for (const deploy::EmbeddedFile& file : deploy::BuiltinCrds()) {
     if (!file.path.starts_with("crds/copse/") && !file.path.starts_with("crds/grove/")) continue;
@@ -103,6 +104,7 @@ int RunLocal(int argc, char** argv) {
   bool no_scheduler = false;
   bool no_grove = false;
   bool no_controllers = false;
+  bool no_job_gangs = false;
   bool no_default_scheduler = false;
   std::string config_path;
   int scheduler_parallelism = 0;
@@ -150,6 +152,10 @@ int RunLocal(int argc, char** argv) {
       "no-controllers", po::bool_switch(&no_controllers),
       "do not run the workload controllers (Deployments, ReplicaSets, Jobs, StatefulSets and "
       "DaemonSets are stored but make no pods)")(
+      "no-job-gangs", po::bool_switch(&no_job_gangs),
+      "the Job controller makes no Workload and PodGroup for an Indexed Job whose parallelism "
+      "equals its completions (Kubernetes 1.36's WorkloadWithJob, on by default): its pods are "
+      "scheduled pod by pod")(
       "no-default-scheduler", po::bool_switch(&no_default_scheduler),
       "schedule only pods with schedulerName copse-scheduler (pods with the default "
       "schedulerName stay pending)")("config", po::value(&config_path),
@@ -408,8 +414,9 @@ int RunLocal(int argc, char** argv) {
       std::cerr << "copse local: controllers client: " << client.error().ToString() << "\n";
       return 1;
     }
-    auto started = api::controllers::WorkloadControllers::Start(
-        *client, api::controllers::ControllerOptions());
+    api::controllers::ControllerOptions controller_options;
+    controller_options.job.gang_scheduling = !no_job_gangs;
+    auto started = api::controllers::WorkloadControllers::Start(*client, controller_options);
     if (!started.ok()) {
       std::cerr << "copse local: workload controllers: " << started.error().ToString() << "\n";
       return 1;

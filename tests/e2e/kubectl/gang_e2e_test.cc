@@ -56,11 +56,17 @@ TEST(GangE2E, WorkloadPodGroupIsScheduledWhole) {
             std::string::npos)
       << applied.out;
 
+  // Read in the version the manifest was written in (kubectl's default is
+  // the preferred v1beta1, where the condition is PodGroupInitiallyScheduled).
   json group;
   ASSERT_TRUE(Eventually([&] {
-    group = GetJson(cluster, {"podgroups.scheduling.k8s.io", "training-workers"});
+    group = GetJson(cluster, {"podgroups.v1alpha2.scheduling.k8s.io", "training-workers"});
     return Condition(group, "PodGroupScheduled").value("status", "") == "True";
   })) << group.dump(2);
+  const json beta = GetJson(cluster, {"podgroups.scheduling.k8s.io", "training-workers"});
+  EXPECT_EQ(beta.value("apiVersion", ""), "scheduling.k8s.io/v1beta1");
+  EXPECT_EQ(Condition(beta, "PodGroupInitiallyScheduled").value("status", ""), "True")
+      << beta.dump(2);
   const json scheduled = Condition(group, "PodGroupScheduled");
   EXPECT_EQ(scheduled.value("reason", ""), "Scheduled");
   EXPECT_NE(scheduled.value("message", "").find("(minimum 4)"), std::string::npos)

@@ -30,8 +30,15 @@ TEST_F(ApiServerTest, FinalizersDelayRemoval) {
   json cm = ConfigMap("held");
   cm["metadata"]["finalizers"] = json::array({"example.com/hold"});
   ASSERT_EQ(client().Post(kCm, cm).status, 201);
+  // As kube-apiserver: a deletion held by finalizers is 200 with the object,
+  // 202 only when orphanDependents=false was asked for.
   auto deleted = client().Delete(std::string(kCm) + "/held");
-  ASSERT_EQ(deleted.status, 202) << deleted.body;
+  ASSERT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_TRUE(deleted.Json()["metadata"].contains("deletionTimestamp")) << deleted.body;
+  json held2 = ConfigMap("held2");
+  held2["metadata"]["finalizers"] = json::array({"example.com/hold"});
+  ASSERT_EQ(client().Post(kCm, held2).status, 201);
+  EXPECT_EQ(client().Delete(std::string(kCm) + "/held2?orphanDependents=false").status, 202);
   auto got = client().Get(std::string(kCm) + "/held");
   ASSERT_EQ(got.status, 200);
   EXPECT_TRUE(got.Json()["metadata"].contains("deletionTimestamp"));
@@ -85,7 +92,7 @@ TEST_F(ApiServerTest, GarbageCollectionBackgroundOrphanForeground) {
   held["metadata"]["finalizers"] = json::array({"example.com/hold"});
   ASSERT_EQ(client().Post(kCm, held).status, 201);
   json foreground = {{"propagationPolicy", "Foreground"}};
-  ASSERT_EQ(client().Delete(std::string(kCm) + "/owner3", foreground.dump()).status, 202);
+  ASSERT_EQ(client().Delete(std::string(kCm) + "/owner3", foreground.dump()).status, 200);
   auto waiting = client().Get(std::string(kCm) + "/owner3");
   ASSERT_EQ(waiting.status, 200);
   EXPECT_EQ(waiting.Json()["metadata"]["finalizers"][0], "foregroundDeletion");
@@ -134,7 +141,7 @@ TEST_F(ApiServerTest, BindingAndGracefulDeletion) {
 
   // A bound pod terminates gracefully; an unbound one goes at once.
   auto graceful = client().Delete("/api/v1/namespaces/default/pods/b1");
-  ASSERT_EQ(graceful.status, 202);
+  ASSERT_EQ(graceful.status, 200);
   EXPECT_EQ(graceful.Json()["metadata"]["deletionGracePeriodSeconds"], 30);
   EXPECT_EQ(client().Get("/api/v1/namespaces/default/pods/b1").status, 200);
   EXPECT_EQ(client().Delete("/api/v1/namespaces/default/pods/b1?gracePeriodSeconds=0").status, 200);

@@ -144,6 +144,11 @@ class Recorder {
   std::thread thread_;
 };
 
+// The Workload API in the version the Recorder watches it (objects of
+// every version read back through it).
+inline const kube::ResourceRef kPodGroupsNewest{"scheduling.k8s.io", "v1beta1", "podgroups", true};
+inline const kube::ResourceRef kWorkloadsNewest{"scheduling.k8s.io", "v1beta1", "workloads", true};
+
 struct EnvOptions {
   EnvOptions() = default;
   int nodes = 4;
@@ -151,12 +156,14 @@ struct EnvOptions {
   // Graceful deletions end this soon (the pods' grace period is 30 s).
   std::chrono::milliseconds max_termination_delay{50};
   ControllerOptions controllers;
+  // The Store's options (served versions, ...).
+  StoreOptions store;
 };
 
 class Env {
  public:
   explicit Env(EnvOptions options = EnvOptions()) : options_(std::move(options)) {
-    store_ = NewStore({});
+    store_ = NewStore(options_.store);
     NodeSimulatorOptions sim;
     sim.pod_start_delay = options_.pod_start_delay;
     sim.max_termination_delay = options_.max_termination_delay;
@@ -182,11 +189,13 @@ class Env {
       EXPECT_TRUE(simulator_->CreateNodes(*nodes).ok());
       for (const auto& node : *nodes) node_names_.push_back(json::parse(node)["metadata"]["name"]);
     }
-    recorder_ = std::make_unique<Recorder>(
-        *store_,
-        std::vector<kube::ResourceRef>{
-            kube::resources::kPods, kube::resources::kReplicaSets, kube::resources::kDeployments,
-            kube::resources::kJobs, kube::resources::kStatefulSets, kube::resources::kDaemonSets});
+    std::vector<kube::ResourceRef> recorded = {
+        kube::resources::kPods, kube::resources::kReplicaSets,  kube::resources::kDeployments,
+        kube::resources::kJobs, kube::resources::kStatefulSets, kube::resources::kDaemonSets};
+    for (const kube::ResourceRef& ref : {kPodGroupsNewest, kWorkloadsNewest}) {
+      if (store_->Resolve(ref.group, ref.version, ref.resource).ok()) recorded.push_back(ref);
+    }
+    recorder_ = std::make_unique<Recorder>(*store_, recorded);
     io_ = std::make_unique<kube::IoThread>(2);
     kube::ClientConfig config;
     config.server = server_->http_url();

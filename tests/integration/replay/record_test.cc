@@ -462,8 +462,7 @@ TEST_F(RecordTest, RecordsBudgetsWorkloadsAndKubePodGroupsAndTheGangReplaysWhole
              json::array({{{"name", "workers"},
                            {"schedulingPolicy", {{"gang", {{"minCount", 3}}}}},
                            {"schedulingConstraints",
-                            {{"topologyConstraints",
-                              json::array({{{"topologyKey", "copse.dev/rack"}}})}}}}})}}}});
+                            {{"topology", json::array({{{"key", "copse.dev/rack"}}})}}}}})}}}});
 
   RecorderOptions options;
   options.out = (dir_ / "trace.jsonl").string();
